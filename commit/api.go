@@ -1,0 +1,96 @@
+package commit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/lorebase/lorebase/store"
+)
+
+// Request is a commit as a client sends it.
+type Request struct {
+	Message      string          `json:"message"`
+	Author       string          `json:"author"`
+	ExpectedHead *string         `json:"expected_head,omitempty"`
+	Provenance   json.RawMessage `json:"provenance,omitempty"`
+	Changes      []Change        `json:"changes"`
+}
+
+// Change is one operation of a commit: put, patch, delete, link or unlink.
+type Change struct {
+	Op         string          `json:"op"`
+	Kind       string          `json:"kind,omitempty"`
+	Key        string          `json:"key,omitempty"`
+	Values     json.RawMessage `json:"values,omitempty"`
+	Relation   string          `json:"relation,omitempty"`
+	From       string          `json:"from,omitempty"`
+	To         string          `json:"to,omitempty"`
+	Provenance json.RawMessage `json:"provenance,omitempty"`
+}
+
+// Result is what a landed commit answers.
+type Result struct {
+	Revision string   `json:"revision"`
+	Seq      int64    `json:"seq"`
+	Parents  []string `json:"parents"`
+	Changes  int      `json:"changes"`
+	// Replayed is true when an Idempotency-Key matched an earlier commit
+	// and this is its first answer again.
+	Replayed bool `json:"-"`
+}
+
+// Config tunes the pipeline.
+type Config struct {
+	// CopyThresholdRows: batches of more rows than this go through COPY into
+	// a staging table (write.copy_threshold_rows).
+	CopyThresholdRows int
+	// MaxChanges bounds the changes of one commit.
+	MaxChanges int
+}
+
+// Errors the pipeline returns besides *store.InvalidError (validation, 400/422)
+// and store.ErrNotFound (no such branch).
+var (
+	// ErrHeadMoved: expected_head no longer matches the branch head (409).
+	ErrHeadMoved = errors.New("the branch head moved: expected_head does not match")
+	// ErrIdempotencyReused: an Idempotency-Key was sent again with a different body (422).
+	ErrIdempotencyReused = errors.New("idempotency key reused with a different request")
+)
+
+// Pipeline parses, validates, writes and materializes commits.
+type Pipeline struct {
+	store *store.Store
+	cfg   Config
+}
+
+// New returns a pipeline over the store.
+func New(s *store.Store, cfg Config) *Pipeline {
+	if cfg.CopyThresholdRows <= 0 {
+		cfg.CopyThresholdRows = 500
+	}
+	if cfg.MaxChanges <= 0 {
+		cfg.MaxChanges = 50000
+	}
+	return &Pipeline{store: s, cfg: cfg}
+}
+
+// Commit applies a commit to a branch of the Domain, atomically.
+// idempotencyKey may be empty.
+func (p *Pipeline) Commit(ctx context.Context, domainID int32, branch string, req *Request, idempotencyKey string) (*Result, error) {
+	return nil, errors.New("not implemented")
+}
+
+// SchemaRequest replaces a branch's schema (a commit).
+type SchemaRequest struct {
+	Document     json.RawMessage
+	Author       string
+	Message      string
+	ExpectedHead *string
+}
+
+// PutSchema replaces the schema of a branch. An incompatible change (data
+// that the new schema would refuse) is a 422 *store.InvalidError naming why.
+func (p *Pipeline) PutSchema(ctx context.Context, domainID int32, branch string, req *SchemaRequest) (*Result, error) {
+	return nil, errors.New("not implemented")
+}

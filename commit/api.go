@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Request is a commit as a client sends it.
@@ -47,6 +50,10 @@ type Config struct {
 	CopyThresholdRows int
 	// MaxChanges bounds the changes of one commit.
 	MaxChanges int
+	// OnSchemaChange, when set, runs inside the transaction of a schema
+	// change after the new schema row is written (for example to queue the
+	// index builds the new schema needs). Its error rolls the change back.
+	OnSchemaChange func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error
 }
 
 // Errors the pipeline returns besides *store.InvalidError (validation, 400/422)
@@ -78,7 +85,7 @@ func New(s *store.Store, cfg Config) *Pipeline {
 // Commit applies a commit to a branch of the Domain, atomically.
 // idempotencyKey may be empty.
 func (p *Pipeline) Commit(ctx context.Context, domainID int32, branch string, req *Request, idempotencyKey string) (*Result, error) {
-	return nil, errors.New("not implemented")
+	return p.commit(ctx, domainID, branch, req, idempotencyKey)
 }
 
 // SchemaRequest replaces a branch's schema (a commit).
@@ -92,5 +99,5 @@ type SchemaRequest struct {
 // PutSchema replaces the schema of a branch. An incompatible change (data
 // that the new schema would refuse) is a 422 *store.InvalidError naming why.
 func (p *Pipeline) PutSchema(ctx context.Context, domainID int32, branch string, req *SchemaRequest) (*Result, error) {
-	return nil, errors.New("not implemented")
+	return p.putSchema(ctx, domainID, branch, req)
 }

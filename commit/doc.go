@@ -3,4 +3,34 @@
 // current data, writes content-addressed objects and the Revision, and
 // materializes the branch head (mat_records, mat_links, mat_history), all in
 // one transaction whose ref moves by compare-and-swap.
+//
+// A commit runs in one transaction as lorebase_app scoped to its Domain:
+//
+//  1. the ref is locked (commits on a branch are serialized there); an
+//     Idempotency-Key already answered returns its Revision again, then
+//     expected_head is compared with the head;
+//  2. the stored Records and Links the changes touch are read with one
+//     statement per table (key = ANY($1::text[]));
+//  3. the changes are applied in order in memory and every problem is
+//     collected with the index of its change: malformed changes are 400,
+//     schema and data violations 422; nothing is written if there is one;
+//  4. objects, the Revision, the final rows of the changed Records, their
+//     history, the Links (stored and foreign-key) and their history are
+//     written set-based: arrays through unnest, or COPY into a temporary
+//     staging table for batches over Config.CopyThresholdRows;
+//  5. the ref moves by compare-and-swap on the head read under the lock.
+//
+// A Record changed several times by one commit gets one history row for that
+// commit (mat_history's key is the Record and the Revision), holding its final
+// state and the op of its last change; versions counts these rows. Deleting a
+// Record removes its own foreign-key Links; its stored Links, in or out, and
+// foreign-key Links of other Records into it must be removed by the same
+// commit, or the deletion is refused (still_linked).
+//
+// PutSchema replaces a branch's schema the same way: the new document is
+// compiled, every check of schema.Diff runs against the branch's data, and
+// the document, a Revision with one "schema" change, the schemas row and the
+// refreshed titles and search vectors of Kinds whose title or search
+// Attributes changed are written in one transaction, with Config's
+// OnSchemaChange hook called inside it.
 package commit

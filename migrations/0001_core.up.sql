@@ -223,7 +223,7 @@ END
 $$;
 
 GRANT SELECT ON domains TO lorebase_app;
-GRANT SELECT ON tokens TO lorebase_app;
+GRANT SELECT, INSERT ON tokens TO lorebase_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON refs, schemas, revisions, objects, idempotency_keys,
     mat_records, mat_links, mat_history, mat_link_history TO lorebase_app;
 GRANT USAGE ON SEQUENCE revision_seq TO lorebase_app;

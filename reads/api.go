@@ -1,24 +1,46 @@
 package reads
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/lorebase/lorebase/store"
 )
 
-// Config tunes the reads.
+// Config tunes the reads. Zero fields take the defaults of DefaultConfig.
 type Config struct {
-	SearchCandidates     int // store.reads.search_candidates
-	PartialMinResults    int // search.partial.min_results
-	PartialCandidates    int // search.partial.candidates
+	SearchCandidates     int // store.reads.search_candidates: matches ranked at most
+	PartialMinResults    int // search.partial.min_results: fewer full matches add partial ones
+	PartialCandidates    int // search.partial.candidates: partial matches ranked at most
+	SearchDefaultLimit   int
+	SearchMaxLimit       int
 	HistoryDefaultLimit  int // read.history.default_limit
+	HistoryMaxLimit      int
 	PageDefaultLimit     int
 	PageMaxLimit         int
+	NeighborhoodDefault  int // Records of a neighborhood when no limit is given
 	NeighborhoodMaxLimit int
-	NeighborhoodMaxDepth int
+	NeighborhoodMaxDepth int // at most 3
+	NeighborhoodFanout   int // Links followed per node and direction
+}
+
+// DefaultConfig is the configuration New completes a Config with.
+func DefaultConfig() Config {
+	return Config{
+		SearchCandidates:     1000,
+		PartialMinResults:    5,
+		PartialCandidates:    100,
+		SearchDefaultLimit:   20,
+		SearchMaxLimit:       100,
+		HistoryDefaultLimit:  20,
+		HistoryMaxLimit:      1000,
+		PageDefaultLimit:     50,
+		PageMaxLimit:         1000,
+		NeighborhoodDefault:  200,
+		NeighborhoodMaxLimit: 1000,
+		NeighborhoodMaxDepth: 3,
+		NeighborhoodFanout:   20,
+	}
 }
 
 // Reader serves the agent reads of a Domain's branches.
@@ -28,7 +50,39 @@ type Reader struct {
 }
 
 // New returns a Reader.
-func New(s *store.Store, cfg Config) *Reader { return &Reader{store: s, cfg: cfg} }
+func New(s *store.Store, cfg Config) *Reader {
+	def := DefaultConfig()
+	for _, f := range []struct {
+		v *int
+		d int
+	}{
+		{&cfg.SearchCandidates, def.SearchCandidates},
+		{&cfg.PartialCandidates, def.PartialCandidates},
+		{&cfg.SearchDefaultLimit, def.SearchDefaultLimit},
+		{&cfg.SearchMaxLimit, def.SearchMaxLimit},
+		{&cfg.HistoryDefaultLimit, def.HistoryDefaultLimit},
+		{&cfg.HistoryMaxLimit, def.HistoryMaxLimit},
+		{&cfg.PageDefaultLimit, def.PageDefaultLimit},
+		{&cfg.PageMaxLimit, def.PageMaxLimit},
+		{&cfg.NeighborhoodDefault, def.NeighborhoodDefault},
+		{&cfg.NeighborhoodMaxLimit, def.NeighborhoodMaxLimit},
+		{&cfg.NeighborhoodMaxDepth, def.NeighborhoodMaxDepth},
+		{&cfg.NeighborhoodFanout, def.NeighborhoodFanout},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.d
+		}
+	}
+	if cfg.PartialMinResults < 0 {
+		cfg.PartialMinResults = 0
+	} else if cfg.PartialMinResults == 0 {
+		cfg.PartialMinResults = def.PartialMinResults
+	}
+	if cfg.NeighborhoodMaxDepth > 3 {
+		cfg.NeighborhoodMaxDepth = 3
+	}
+	return &Reader{store: s, cfg: cfg}
+}
 
 // Record is one Record as the API shows it.
 type Record struct {
@@ -37,12 +91,6 @@ type Record struct {
 	Title    string          `json:"title"`
 	Values   json.RawMessage `json:"values"`
 	Revision string          `json:"revision"`
-}
-
-// Get reads one Record by key; at is a Revision id ("" for the head).
-// A missing Record is store.ErrNotFound.
-func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string) (*Record, error) {
-	return nil, errors.New("not implemented")
 }
 
 // PageQuery selects a keyset page of Records.
@@ -61,12 +109,6 @@ type Page struct {
 	Next    string   `json:"next,omitempty"`
 }
 
-// Page reads a keyset page of Records of a Kind, optionally where an
-// Attribute equals a value.
-func (r *Reader) Page(ctx context.Context, domainID int32, branch string, q PageQuery) (*Page, error) {
-	return nil, errors.New("not implemented")
-}
-
 // RevisionSummary is one entry of a branch's log.
 type RevisionSummary struct {
 	ID      string    `json:"id"`
@@ -83,11 +125,6 @@ type RevisionPage struct {
 	Next      string            `json:"next,omitempty"`
 }
 
-// Revisions reads a branch's log, newest first, before a Revision id.
-func (r *Reader) Revisions(ctx context.Context, domainID int32, branch string, limit int, before string) (*RevisionPage, error) {
-	return nil, errors.New("not implemented")
-}
-
 // Revision is one Revision with its changes.
 type Revision struct {
 	RevisionSummary
@@ -95,9 +132,4 @@ type Revision struct {
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
 	Changes    json.RawMessage `json:"changes"`
-}
-
-// Revision reads one Revision of the Domain by id.
-func (r *Reader) Revision(ctx context.Context, domainID int32, id string) (*Revision, error) {
-	return nil, errors.New("not implemented")
 }

@@ -1,0 +1,262 @@
+// Command keeper is Lorebase's HTTP service and its administration:
+//
+//	keeper serve    serve the HTTP API (refuses a database whose migrations are behind)
+//	keeper migrate  apply every migration (safe to run twice)
+//	keeper token create --domain D --name N --role R [--branches a,b]
+//	keeper demo     create the demo Domain "supply" and print an admin token for it
+//	keeper run      a throwaway PostgreSQL (unless LOREBASE_DATABASE_URL is set), migrate, demo, serve
+//	keeper help     this text
+//
+// Every subcommand takes --config FILE (or LOREBASE_CONFIG); see
+// docs/configuration.md for the keys and their LOREBASE_* variables.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/store"
+)
+
+const usage = `keeper: Lorebase's HTTP service.
+
+Usage:
+  keeper serve   [--config FILE]   serve the HTTP API on listen (LOREBASE_LISTEN)
+  keeper migrate [--config FILE]   apply every migration (ours, then River's); safe to run twice
+  keeper token create --domain D --name N --role reader|writer|admin [--branches a,b] [--config FILE]
+                                   mint a token and print its secret (shown once)
+  keeper demo    [--config FILE]   create the Domain "supply" (schema and about 50 Records)
+                                   if absent and print an admin token for it
+  keeper run     [--config FILE]   for development: start a throwaway PostgreSQL when
+                                   LOREBASE_DATABASE_URL is unset, migrate, demo, serve
+  keeper help                      this text
+
+Configuration: a YAML file (--config or LOREBASE_CONFIG) and LOREBASE_* variables,
+for example LOREBASE_DATABASE_URL, LOREBASE_LISTEN, LOREBASE_ADMIN_TOKEN.
+See docs/configuration.md.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "keeper:", err)
+		os.Exit(1)
+	}
+}
+
+// run dispatches a subcommand.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no subcommand given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return cmdServe(ctx, rest, stderr)
+	case "migrate":
+		return cmdMigrate(ctx, rest, stdout, stderr)
+	case "token":
+		return cmdToken(ctx, rest, stdout, stderr)
+	case "demo":
+		return cmdDemo(ctx, rest, stdout, stderr)
+	case "run":
+		return cmdRun(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown subcommand %q", cmd)
+}
+
+// flags is a subcommand's flag set with --config.
+func flags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("keeper "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "configuration file (YAML); default $"+keeper.ConfigFileEnv)
+	return fs, config
+}
+
+// loadConfig parses the flags and loads the configuration.
+func loadConfig(fs *flag.FlagSet, config *string, args []string) (keeper.Config, error) {
+	if err := fs.Parse(args); err != nil {
+		return keeper.Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return keeper.Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	path := *config
+	if path == "" {
+		path = os.Getenv(keeper.ConfigFileEnv)
+	}
+	cfg, err := keeper.LoadConfig(path, os.Getenv)
+	if err != nil {
+		return cfg, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+func requireDatabase(cfg keeper.Config) error {
+	if cfg.Database.URL == "" {
+		return errors.New("no database: set LOREBASE_DATABASE_URL (or database.url in the configuration file)")
+	}
+	return nil
+}
+
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, config := flags("serve", stderr)
+	cfg, err := loadConfig(fs, config, args)
+	if err != nil {
+		return err
+	}
+	if err := requireDatabase(cfg); err != nil {
+		return err
+	}
+	return serve(ctx, cfg, newLogger(stderr))
+}
+
+// serve opens the store, refuses a database whose migrations are behind,
+// and serves until ctx ends.
+func serve(ctx context.Context, cfg keeper.Config, log *slog.Logger) error {
+	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	st, err := s.Migrations(ctx)
+	if err != nil {
+		return fmt.Errorf("check migrations: %w", err)
+	}
+	if !st.UpToDate() {
+		return fmt.Errorf("%w: lorebase migrations at %d of %d (dirty: %t), River at %d of %d; run `keeper migrate` first",
+			store.ErrMigrationsBehind, st.Current, st.Latest, st.Dirty, st.RiverCurrent, st.RiverLatest)
+	}
+	if cfg.AdminToken == "" {
+		log.Warn("no admin_token (LOREBASE_ADMIN_TOKEN): the bootstrap admin is disabled; Domains cannot be created over HTTP")
+	}
+	p, err := assemble(cfg, s)
+	if err != nil {
+		return err
+	}
+	srv := keeper.New(cfg, s, p.pipeline, p.reader, log)
+	return p.serveWith(ctx, log, srv.Run)
+}
+
+func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, config := flags("migrate", stderr)
+	cfg, err := loadConfig(fs, config, args)
+	if err != nil {
+		return err
+	}
+	if err := requireDatabase(cfg); err != nil {
+		return err
+	}
+	if err := store.Migrate(ctx, cfg.Database.URL); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: keeper token create --domain D --name N --role reader|writer|admin [--branches a,b]")
+	}
+	fs, config := flags("token create", stderr)
+	domain := fs.String("domain", "", "the Domain the token is for (required)")
+	name := fs.String("name", "", "the token's name, unique in its Domain (required)")
+	role := fs.String("role", "", "reader, writer or admin (required)")
+	branches := fs.String("branches", "*", "comma-separated branch patterns a writer may write (* matches any run of characters, / included)")
+	cfg, err := loadConfig(fs, config, args[1:])
+	if err != nil {
+		return err
+	}
+	if *domain == "" || *name == "" || *role == "" {
+		return errors.New("--domain, --name and --role are required")
+	}
+	switch *role {
+	case keeper.RoleReader, keeper.RoleWriter, keeper.RoleAdmin:
+	default:
+		return fmt.Errorf("--role must be reader, writer or admin, not %q", *role)
+	}
+	var patterns []string
+	for _, p := range strings.Split(*branches, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			patterns = append(patterns, p)
+		}
+	}
+	if len(patterns) == 0 {
+		return errors.New("--branches needs at least one pattern")
+	}
+	if err := requireDatabase(cfg); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	d, err := s.DomainByName(ctx, *domain)
+	if err != nil {
+		return err
+	}
+	secret, _, err := s.CreateToken(ctx, d.ID, *name, *role, patterns)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, secret)
+	return nil
+}
+
+func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, config := flags("demo", stderr)
+	cfg, err := loadConfig(fs, config, args)
+	if err != nil {
+		return err
+	}
+	if err := requireDatabase(cfg); err != nil {
+		return err
+	}
+	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	token, err := loadDemo(ctx, s, commit.New(s, cfg.CommitConfig()))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Domain %q is ready. Admin token (shown once):\n%s\n", demoDomain, token)
+	return nil
+}
+
+// randomToken is a fresh bootstrap admin token for keeper run.
+func randomToken() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate admin token: %w", err)
+	}
+	return "lbadmin_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}

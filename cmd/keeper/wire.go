@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
+)
+
+// shutdownJobs bounds how long running jobs get to finish on shutdown.
+const shutdownJobs = 30 * time.Second
+
+// parts are Keeper's working pieces over one store: the River client that
+// runs the jobs, the commit pipeline (which queues jobs in its own
+// transactions) and the reads.
+type parts struct {
+	river    *river.Client[pgx.Tx]
+	pipeline *commit.Pipeline
+	reader   *reads.Reader
+}
+
+// assemble builds the River client and the pipeline whose schema changes
+// queue the per-Attribute index builds in the same transaction.
+func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
+	client, err := jobs.NewClient(s.Pool, jobs.NewWorkers(s), nil)
+	if err != nil {
+		return nil, fmt.Errorf("create job client: %w", err)
+	}
+	cc := cfg.CommitConfig()
+	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
+		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
+	}
+	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, cfg.ReadsConfig())}, nil
+}
+
+// serveWith starts the job client, serves HTTP until ctx ends, then stops
+// the jobs (a job cut short is retried by the next Keeper).
+func (p *parts) serveWith(ctx context.Context, log *slog.Logger, serve func(context.Context) error) error {
+	if err := p.river.Start(ctx); err != nil {
+		return fmt.Errorf("start jobs: %w", err)
+	}
+	err := serve(ctx)
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownJobs)
+	defer cancel()
+	if serr := p.river.Stop(stopCtx); serr != nil {
+		log.Warn("jobs did not stop in time; they will be retried", "err", serr)
+	}
+	return err
+}

@@ -1,0 +1,423 @@
+package commit_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/store"
+)
+
+func TestEffects(t *testing.T) {
+	t.Parallel()
+	for _, threshold := range []int{0, 1} {
+		t.Run(fmt.Sprintf("copy threshold %d", threshold), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, commit.Config{CopyThresholdRows: threshold})
+			r1 := b.commit(t,
+				put("Supplier", "S-1", `{"name": "Acme", "vat": "V1", "country": "DE", "tier": "gold"}`),
+				put("Supplier", "S-2", `{"name": "Bolt", "vat": "V2"}`),
+				put("Part", "P-1", `{"name": "Hex bolt", "maker": "S-1", "weight_kg": 1.50}`),
+				lnk("supplied_by", "P-1", "S-1"),
+			)
+			require.Equal(t, 4, r1.Changes)
+			require.Len(t, r1.Parents, 1, "the schema change is the parent")
+			p1 := b.record(t, "P-1")
+			require.Equal(t, "Part", p1.Kind)
+			require.Equal(t, "Hex bolt", p1.Title)
+			require.Equal(t, map[string]any{"name": "Hex bolt", "maker": "S-1", "weight_kg": 1.5}, p1.Values)
+			require.Equal(t, r1.Seq, p1.CreatedSeq)
+			require.Equal(t, r1.Seq, p1.Seq)
+			require.Equal(t, 1, p1.Versions)
+			require.Equal(t, map[string]int64{"name": r1.Seq, "maker": r1.Seq, "weight_kg": r1.Seq}, p1.Lineage)
+			require.Contains(t, p1.Search, "'hex':1A")
+			require.Equal(t, []string{"P-1 maker S-1 r", "P-1 supplied_by S-1 l"}, b.links(t))
+
+			// Patch: the ref moves, the FK Link follows; lineage only for what changed.
+			r2 := b.commit(t,
+				patch("P-1", `{"maker": "S-2", "weight_kg": 1.5}`),
+				unlnk("supplied_by", "P-1", "S-1"),
+				lnk("supplied_by", "P-1", "S-2"),
+			)
+			require.Equal(t, []string{r1.Revision}, r2.Parents)
+			p1 = b.record(t, "P-1")
+			require.Equal(t, map[string]int64{"name": r1.Seq, "maker": r2.Seq, "weight_kg": r1.Seq}, p1.Lineage)
+			require.Equal(t, 2, p1.Versions)
+			require.Equal(t, r1.Seq, p1.CreatedSeq)
+			require.Equal(t, r2.Seq, p1.Seq)
+			require.Equal(t, []string{"P-1 maker S-2 r", "P-1 supplied_by S-2 l"}, b.links(t))
+
+			// Several changes of one key in one commit; removing an attribute.
+			r3 := b.commit(t,
+				put("Supplier", "S-3", `{"name": "Cog", "vat": "V3"}`),
+				patch("S-3", `{"country": "FR"}`),
+				patch("S-1", `{"tier": null}`),
+				patch("P-1", `{"maker": null}`),
+			)
+			s3 := b.record(t, "S-3")
+			require.Equal(t, map[string]any{"name": "Cog", "vat": "V3", "country": "FR"}, s3.Values)
+			require.Equal(t, 1, s3.Versions, "one history row per Record per commit")
+			s1 := b.record(t, "S-1")
+			require.NotContains(t, s1.Values, "tier")
+			require.NotContains(t, s1.Lineage, "tier")
+			require.Equal(t, r1.Seq, s1.Lineage["name"])
+			require.Equal(t, []string{"P-1 supplied_by S-2 l"}, b.links(t))
+
+			// Delete: the row goes, history keeps a delete row.
+			b.commit(t, unlnk("supplied_by", "P-1", "S-2"), del("P-1"), del("S-1"))
+			require.Nil(t, b.record(t, "P-1"))
+			require.Nil(t, b.record(t, "S-1"))
+			require.Empty(t, b.links(t))
+
+			type hist struct {
+				Key, Op string
+				Seq     int64
+				HasVals bool
+			}
+			rows, err := b.store.Pool.Query(b.ctx, `SELECT key, op, seq, values IS NOT NULL FROM mat_history WHERE domain_id = $1 ORDER BY key, seq`, b.domain)
+			require.NoError(t, err)
+			var hs []hist
+			for rows.Next() {
+				var h hist
+				require.NoError(t, rows.Scan(&h.Key, &h.Op, &h.Seq, &h.HasVals))
+				hs = append(hs, h)
+			}
+			require.NoError(t, rows.Err())
+			var p1h []hist
+			for _, h := range hs {
+				if h.Key == "P-1" {
+					p1h = append(p1h, h)
+				}
+			}
+			require.Len(t, p1h, 4)
+			require.Equal(t, "put", p1h[0].Op)
+			require.Equal(t, "delete", p1h[3].Op)
+			require.False(t, p1h[3].HasVals)
+
+			var linkHist int
+			require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT count(*) FROM mat_link_history WHERE domain_id = $1`, b.domain).Scan(&linkHist))
+			// link l, link r; unlink l, link l, unlink r, link r; unlink r; unlink l
+			require.Equal(t, 8, linkHist)
+			_ = r3
+
+			// Re-creating a deleted key starts a new Record.
+			r5 := b.commit(t, put("Supplier", "S-1", `{"name": "Acme again"}`))
+			s1 = b.record(t, "S-1")
+			require.Equal(t, r5.Seq, s1.CreatedSeq)
+			require.Equal(t, map[string]int64{"name": r5.Seq}, s1.Lineage)
+		})
+	}
+}
+
+// TestHashChain recomputes every Revision's hash from its parents and objects.
+func TestHashChain(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	seed(t, b)
+	b.commit(t, patch("S-1", `{"country": "FR"}`))
+	_, err := b.p.Commit(b.ctx, b.domain, "main", &commit.Request{Message: "with provenance", Author: "agent:x",
+		Provenance: json.RawMessage(`{"tool": "web.fetch", "confidence": 0.9}`),
+		Changes:    []commit.Change{patch("S-2", `{"country": "NL"}`)}}, "")
+	require.NoError(t, err)
+
+	rows, err := b.store.Pool.Query(b.ctx, `SELECT id, parents, author, message, provenance, changes, hash FROM revisions
+		WHERE domain_id = $1 ORDER BY seq`, b.domain)
+	require.NoError(t, err)
+	hashes := map[string]string{}
+	var prev string
+	n := 0
+	for rows.Next() {
+		var id, author, message string
+		var parents []string
+		var prov, changes []byte
+		var hash []byte
+		require.NoError(t, rows.Scan(&id, &parents, &author, &message, &prov, &changes, &hash))
+		if prev != "" {
+			require.Equal(t, []string{prev}, parents)
+		} else {
+			require.Empty(t, parents)
+		}
+		var cs []map[string]any
+		require.NoError(t, json.Unmarshal(changes, &cs))
+		objects := []any{}
+		for _, c := range cs {
+			objects = append(objects, c["object"])
+		}
+		parentHashes := []any{}
+		for _, p := range parents {
+			parentHashes = append(parentHashes, hashes[p])
+		}
+		var pv any
+		if prov != nil {
+			pv = json.RawMessage(prov)
+		}
+		body, err := commit.CanonicalJSON(map[string]any{"parents": parentHashes, "objects": objects, "author": author, "message": message, "provenance": pv})
+		require.NoError(t, err)
+		sum := sha256.Sum256(body)
+		require.Equal(t, hex.EncodeToString(sum[:]), hex.EncodeToString(hash), "revision %s", id)
+		hashes[id] = hex.EncodeToString(hash)
+		prev = id
+		n++
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, 4, n)
+
+	// Every object's hash is the sha256 of its canonical body.
+	rows, err = b.store.Pool.Query(b.ctx, `SELECT hash, body FROM objects WHERE domain_id = $1`, b.domain)
+	require.NoError(t, err)
+	for rows.Next() {
+		var hash, body []byte
+		require.NoError(t, rows.Scan(&hash, &body))
+		c, err := commit.CanonicalJSON(json.RawMessage(body))
+		require.NoError(t, err)
+		sum := sha256.Sum256(c)
+		require.Equal(t, hash, sum[:])
+	}
+	require.NoError(t, rows.Err())
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	r := req(put("Supplier", "S-1", `{"name": "Acme"}`))
+	first, err := b.p.Commit(b.ctx, b.domain, "main", r, "key-1")
+	require.NoError(t, err)
+	require.False(t, first.Replayed)
+	before := b.counts(t)
+	again, err := b.p.Commit(b.ctx, b.domain, "main", req(put("Supplier", "S-1", `{"name": "Acme"}`)), "key-1")
+	require.NoError(t, err)
+	require.True(t, again.Replayed)
+	require.Equal(t, first.Revision, again.Revision)
+	require.Equal(t, first.Seq, again.Seq)
+	require.Equal(t, before, b.counts(t), "a replay writes nothing")
+
+	_, err = b.p.Commit(b.ctx, b.domain, "main", req(put("Supplier", "S-1", `{"name": "Other"}`)), "key-1")
+	require.ErrorIs(t, err, commit.ErrIdempotencyReused)
+
+	// A replay of a commit with expected_head answers again although the head moved.
+	head := first.Revision
+	withHead := &commit.Request{Message: "m", Author: "a", ExpectedHead: &head, Changes: []commit.Change{patch("S-1", `{"vat": "V"}`)}}
+	r2, err := b.p.Commit(b.ctx, b.domain, "main", withHead, "key-2")
+	require.NoError(t, err)
+	r3, err := b.p.Commit(b.ctx, b.domain, "main", withHead, "key-2")
+	require.NoError(t, err)
+	require.Equal(t, r2.Revision, r3.Revision)
+
+	// A refused commit does not use up its key.
+	_, err = b.p.Commit(b.ctx, b.domain, "main", req(del("nothing")), "key-3")
+	var inv *store.InvalidError
+	require.ErrorAs(t, err, &inv)
+	_, err = b.p.Commit(b.ctx, b.domain, "main", req(put("Supplier", "S-2", `{"name": "B"}`)), "key-3")
+	require.NoError(t, err)
+
+	// Concurrent requests with one key: one commit, the others replay it.
+	var wg sync.WaitGroup
+	results := make([]*commit.Result, 6)
+	errs := make([]error, 6)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = b.p.Commit(b.ctx, b.domain, "main", req(put("Supplier", "S-9", `{"name": "Nine"}`)), "key-4")
+		}()
+	}
+	wg.Wait()
+	replayed := 0
+	for i := range results {
+		require.NoError(t, errs[i])
+		require.Equal(t, results[0].Revision, results[i].Revision)
+		if results[i].Replayed {
+			replayed++
+		}
+	}
+	require.Equal(t, 5, replayed)
+}
+
+func TestExpectedHead(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	var head *string
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT head FROM refs WHERE domain_id = $1`, b.domain).Scan(&head))
+	require.NotNil(t, head, "the schema change is a Revision")
+	empty := ""
+	_, err := b.p.Commit(b.ctx, b.domain, "main", &commit.Request{Message: "m", Author: "a", ExpectedHead: &empty,
+		Changes: []commit.Change{put("Warehouse", "W-1", `{"name": "x"}`)}}, "")
+	require.ErrorIs(t, err, commit.ErrHeadMoved)
+	before := b.counts(t)
+	stale := "01ARZ3NDEKTSV4RRFFQ69G5FAV"
+	_, err = b.p.Commit(b.ctx, b.domain, "main", &commit.Request{Message: "m", Author: "a", ExpectedHead: &stale,
+		Changes: []commit.Change{put("Warehouse", "W-1", `{"name": "x"}`)}}, "")
+	require.ErrorIs(t, err, commit.ErrHeadMoved)
+	require.Equal(t, before, b.counts(t))
+	res, err := b.p.Commit(b.ctx, b.domain, "main", &commit.Request{Message: "m", Author: "a", ExpectedHead: head,
+		Changes: []commit.Change{put("Warehouse", "W-1", `{"name": "x"}`)}}, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{*head}, res.Parents)
+
+	_, err = b.p.Commit(b.ctx, b.domain, "no-such-branch", req(del("x")), "")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestFirstCommitOnEmptyBranch(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	// A fresh Domain's main has no head until its first Revision.
+	d, err := b.store.CreateDomain(b.ctx, "fresh")
+	require.NoError(t, err)
+	empty := ""
+	res, err := b.p.PutSchema(b.ctx, d.ID, "main", &commit.SchemaRequest{Document: json.RawMessage(supplySchema), ExpectedHead: &empty})
+	require.NoError(t, err)
+	require.Empty(t, res.Parents)
+}
+
+func TestConcurrentCommits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 80)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				key := fmt.Sprintf("W-%d-%d", g, i)
+				_, err := b.p.Commit(b.ctx, b.domain, "main", req(put("Warehouse", key, `{"name": "w"}`)), "")
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	checkChain(t, b, 81)
+
+	// Racing from one head: exactly one wins per round.
+	for round := range 3 {
+		var head string
+		require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT head FROM refs WHERE domain_id = $1`, b.domain).Scan(&head))
+		var wins, moved int
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := b.p.Commit(b.ctx, b.domain, "main", &commit.Request{Message: "m", Author: "a", ExpectedHead: &head,
+					Changes: []commit.Change{put("Warehouse", fmt.Sprintf("R-%d-%d", round, g), `{"name": "r"}`)}}, "")
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					wins++
+				case errors.Is(err, commit.ErrHeadMoved):
+					moved++
+				default:
+					t.Errorf("unexpected error: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, 1, wins)
+		require.Equal(t, 7, moved)
+	}
+	checkChain(t, b, 84)
+}
+
+// checkChain checks that main's log holds n Revisions, each the parent of
+// the next, with increasing seq, ending at the head.
+func checkChain(t *testing.T, b *bundle, n int) {
+	t.Helper()
+	rows, err := b.store.Pool.Query(b.ctx, `SELECT id, parents, seq FROM revisions WHERE domain_id = $1 ORDER BY seq`, b.domain)
+	require.NoError(t, err)
+	var prev string
+	var prevSeq int64
+	count := 0
+	for rows.Next() {
+		var id string
+		var parents []string
+		var seq int64
+		require.NoError(t, rows.Scan(&id, &parents, &seq))
+		if prev == "" {
+			require.Empty(t, parents)
+		} else {
+			require.Equal(t, []string{prev}, parents)
+			require.Greater(t, seq, prevSeq)
+		}
+		prev, prevSeq = id, seq
+		count++
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, n, count)
+	var head string
+	var headSeq int64
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT head, head_seq FROM refs WHERE domain_id = $1`, b.domain).Scan(&head, &headSeq))
+	require.Equal(t, prev, head)
+	require.Equal(t, prevSeq, headSeq)
+}
+
+func TestDomainIsolation(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	other, err := b.store.CreateDomain(b.ctx, "other")
+	require.NoError(t, err)
+	_, err = b.p.PutSchema(b.ctx, other.ID, "main", &commit.SchemaRequest{Document: json.RawMessage(supplySchema)})
+	require.NoError(t, err)
+	_, err = b.p.Commit(b.ctx, other.ID, "main", req(
+		put("Supplier", "S-B", `{"name": "Only in B", "vat": "VB"}`),
+		put("Part", "P-B", `{"name": "b"}`)), "")
+	require.NoError(t, err)
+
+	inv := b.invalid(t, req(put("Part", "P-1", `{"name": "x", "maker": "S-B"}`)))
+	require.Equal(t, "unknown_ref", inv.Problems[0].Code)
+	inv = b.invalid(t, req(put("Part", "P-1", `{"name": "x"}`), lnk("supplied_by", "P-1", "S-B")))
+	require.Equal(t, "unknown_record", inv.Problems[0].Code)
+	inv = b.invalid(t, req(patch("P-B", `{"name": "y"}`)))
+	require.Equal(t, "not_found", inv.Problems[0].Code)
+	// Unique values of another Domain do not collide.
+	b.commit(t, put("Supplier", "S-B", `{"name": "Mine", "vat": "VB"}`))
+	// An Idempotency-Key is per Domain.
+	_, err = b.p.Commit(b.ctx, other.ID, "main", req(put("Warehouse", "W", `{"name": "w"}`)), "shared")
+	require.NoError(t, err)
+	res, err := b.p.Commit(b.ctx, b.domain, "main", req(put("Warehouse", "W", `{"name": "other body"}`)), "shared")
+	require.NoError(t, err)
+	require.False(t, res.Replayed)
+}
+
+func TestCanonicalJSON(t *testing.T) {
+	t.Parallel()
+	got, err := commit.CanonicalJSON(json.RawMessage(`{"b": [1.50, "x<y>&"], "a": {"d": null, "c": true}, "é": "\u2028"}`))
+	require.NoError(t, err)
+	require.Equal(t, `{"a":{"c":true,"d":null},"b":[1.50,"x<y>&"],"é":"\u2028"}`, string(got))
+	got, err = commit.CanonicalJSON(map[string]any{"z": json.Number("1e3"), "a": "\xff\n"})
+	require.NoError(t, err)
+	require.Equal(t, `{"a":"\ufffd\n","z":1e3}`, string(got))
+	_, err = commit.CanonicalJSON(json.RawMessage(`{"a": 1} x`))
+	require.Error(t, err)
+}
+
+// A patch that leaves a ref Attribute alone does not re-check its target,
+// which the commit did not read; a patch that changes it does.
+func TestPatchKeepsUnchangedRef(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	b.commit(t,
+		put("Supplier", "S-1", `{"name": "Acme"}`),
+		put("Part", "P-1", `{"name": "Hex bolt", "maker": "S-1"}`),
+	)
+	b.commit(t, patch("P-1", `{"weight_kg": 2}`))
+	require.Equal(t, map[string]any{"name": "Hex bolt", "maker": "S-1", "weight_kg": 2.0}, b.record(t, "P-1").Values)
+
+	ie := b.invalid(t, req(patch("P-1", `{"maker": "S-404"}`)))
+	require.Equal(t, "unknown_ref", ie.Problems[0].Code)
+	ie = b.invalid(t, req(del("S-1")))
+	require.Equal(t, "still_linked", ie.Problems[0].Code)
+}

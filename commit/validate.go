@@ -1,0 +1,537 @@
+package commit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/store/schema"
+)
+
+// load reads, in one statement per table, every stored Record and Link the
+// commit reads: the Records it changes, links or refers to; every Link out
+// of a Record it changes or links from; every Link into a Record it deletes.
+func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, changes []*change) error {
+	refNames := map[string]bool{}
+	for _, k := range st.sch.Kinds {
+		for _, a := range k.RefAttributes() {
+			refNames[a.Name] = true
+		}
+	}
+	keySet := map[string]struct{}{}
+	fromSet := map[string]struct{}{}
+	delSet := map[string]struct{}{}
+	for _, c := range changes {
+		switch c.op {
+		case opPut, opPatch:
+			keySet[c.key] = struct{}{}
+			fromSet[c.key] = struct{}{}
+			for a, v := range c.values {
+				if s, ok := v.(string); ok && refNames[a] {
+					if code, _ := checkKey(s); code == "" {
+						keySet[s] = struct{}{}
+					}
+				}
+			}
+		case opDelete:
+			keySet[c.key] = struct{}{}
+			fromSet[c.key] = struct{}{}
+			delSet[c.key] = struct{}{}
+		case opLink, opUnlink:
+			keySet[c.from] = struct{}{}
+			keySet[c.to] = struct{}{}
+			fromSet[c.from] = struct{}{}
+		}
+	}
+	keys := setList(keySet)
+	D, B := ilit(domainID), ilit(branchID)
+
+	rows, err := tx.Query(ctx, `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
+		WHERE domain_id = `+D+` AND branch_id = `+B+` AND NOT deleted AND key = ANY($1::text[])`, keys)
+	if err != nil {
+		return fmt.Errorf("read records: %w", err)
+	}
+	for rows.Next() {
+		var key, kind string
+		var vals, lin []byte
+		var created int64
+		var versions int32
+		if err := rows.Scan(&key, &kind, &vals, &lin, &created, &versions); err != nil {
+			rows.Close()
+			return fmt.Errorf("read records: %w", err)
+		}
+		r := st.rec(key)
+		r.had, r.exists = true, true
+		r.oldKind, r.kindName = kind, kind
+		r.kind, _ = st.sch.Kind(kind)
+		r.createdSeq, r.versions = created, versions
+		if r.oldValues, err = decodeObject(vals); err != nil {
+			rows.Close()
+			return fmt.Errorf("read records: values of %q: %w", key, err)
+		}
+		if r.oldLineage, err = decodeObject(lin); err != nil {
+			rows.Close()
+			return fmt.Errorf("read records: lineage of %q: %w", key, err)
+		}
+		r.values = r.oldValues
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read records: %w", err)
+	}
+
+	rows, err = tx.Query(ctx, `SELECT from_key, relation, to_key, origin FROM mat_links
+		WHERE domain_id = `+D+` AND branch_id = `+B+` AND NOT deleted AND from_key = ANY($1::text[])
+		UNION
+		SELECT from_key, relation, to_key, origin FROM mat_links
+		WHERE domain_id = `+D+` AND branch_id = `+B+` AND NOT deleted AND to_key = ANY($2::text[])`,
+		setList(fromSet), setList(delSet))
+	if err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	for rows.Next() {
+		var k linkKey
+		var origin byte
+		if err := rows.Scan(&k.from, &k.relation, &k.to, &origin); err != nil {
+			rows.Close()
+			return fmt.Errorf("read links: %w", err)
+		}
+		st.links[k] = &link{linkKey: k, origin: origin, before: true, after: true}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read links: %w", err)
+	}
+	return nil
+}
+
+func setList(m map[string]struct{}) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// decodeObject decodes a stored jsonb object with UseNumber.
+func decodeObject(b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+// apply runs the changes in order over the loaded state, reporting what
+// each change alone gets wrong. Checks that depend on the final state run
+// afterwards (check).
+func apply(st *state, changes []*change, ps *problemSet) {
+	for _, c := range changes {
+		i := c.idx
+		f := fmt.Sprintf("changes[%d].", i)
+		switch c.op {
+		case opPut:
+			r := st.touch(c)
+			k, ok := st.sch.Kind(c.kind)
+			if !ok {
+				ps.add(i, f+"kind", "unknown_kind", "The schema has no kind named %s.", short(c.kind))
+			} else if r.exists && r.kindName != c.kind {
+				ps.add(i, f+"kind", "kind_changed", "Record %s is a %s, not a %s; delete it first to reuse its key for another kind.", short(c.key), r.kindName, c.kind)
+			}
+			r.exists, r.kindName, r.kind, r.putIdx, r.attrIdx = true, c.kind, k, i, nil
+			r.values, r.broken = map[string]any{}, true
+			if k != nil {
+				norm, vps := k.ValidateValues(c.values)
+				for _, vp := range vps {
+					ps.add(i, f+vp.Field, vp.Code, "%s", vp.Message)
+				}
+				if len(vps) == 0 {
+					r.values, r.broken = norm, false
+				}
+			}
+			c.after = r.values
+		case opPatch:
+			r := st.touch(c)
+			if !r.exists {
+				ps.add(i, f+"key", "not_found", "Record %s does not exist on this branch; put it first.", short(c.key))
+				r.broken = true
+				break
+			}
+			if c.kind != "" && c.kind != r.kindName {
+				ps.add(i, f+"kind", "kind_mismatch", "Record %s is a %s, not a %s.", short(c.key), r.kindName, short(c.kind))
+			}
+			if r.kind == nil {
+				ps.add(i, f+"key", "unknown_kind", "Record %s is a %s, which the schema no longer defines.", short(c.key), r.kindName)
+				r.broken = true
+				break
+			}
+			norm, vps := r.kind.ValidatePatch(c.values)
+			for _, vp := range vps {
+				ps.add(i, f+vp.Field, vp.Code, "%s", vp.Message)
+			}
+			if len(vps) > 0 {
+				r.broken = true
+				break
+			}
+			merged := maps.Clone(r.values)
+			if merged == nil {
+				merged = map[string]any{}
+			}
+			if r.attrIdx == nil {
+				r.attrIdx = map[string]int{}
+			}
+			for a, v := range norm {
+				if v == nil {
+					delete(merged, a)
+				} else {
+					merged[a] = v
+				}
+				r.attrIdx[a] = i
+			}
+			if !r.broken {
+				for _, vp := range r.kind.MissingRequired(merged) {
+					ps.add(i, f+vp.Field, vp.Code, "%s", vp.Message)
+				}
+			}
+			r.values = merged
+			c.after = merged
+		case opDelete:
+			r := st.touch(c)
+			if !r.exists {
+				ps.add(i, f+"key", "not_found", "Record %s does not exist on this branch.", short(c.key))
+			} else if c.kind != "" && c.kind != r.kindName {
+				ps.add(i, f+"kind", "kind_mismatch", "Record %s is a %s, not a %s.", short(c.key), r.kindName, short(c.kind))
+			}
+			r.exists, r.values, r.broken, r.recreated, r.deleteIdx, r.attrIdx = false, nil, false, true, i, nil
+			r.putIdx = -1
+			c.after = nil
+		case opLink, opUnlink:
+			if _, ok := st.sch.Relation(c.relation); !ok {
+				ps.add(i, f+"relation", "unknown_relation", "The schema has no relation named %s.", short(c.relation))
+				break
+			}
+			l := st.link(linkKey{c.from, c.relation, c.to})
+			if c.op == opLink {
+				if l.after {
+					ps.add(i, f+"to", "already_linked", "%s is already linked to %s by %s.", short(c.from), short(c.to), c.relation)
+				}
+				l.after, l.origin = true, 'l'
+			} else {
+				if !l.after {
+					ps.add(i, f+"to", "not_linked", "%s is not linked to %s by %s.", short(c.from), short(c.to), c.relation)
+				}
+				l.after = false
+			}
+		}
+	}
+}
+
+// touch returns the Record a put, patch or delete changes and notes the change.
+func (st *state) touch(c *change) *record {
+	r := st.rec(c.key)
+	if !r.touched {
+		r.touched = true
+		st.order = append(st.order, c.key)
+	}
+	r.lastIdx, r.lastOp = c.idx, c.op
+	return r
+}
+
+// refValue returns the ref value of Attribute a in values, if any.
+func refValue(values map[string]any, a *schema.Attribute) (string, bool) {
+	s, ok := values[a.Name].(string)
+	return s, ok && s != ""
+}
+
+// uniqueText is a unique Attribute's value as `values ->> 'attr'` gives it.
+func uniqueText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return string(x), true
+	}
+	return "", false
+}
+
+// check runs the checks of the commit's final state: foreign-key Links,
+// ref targets, Link ends, cardinality, required Relations, deletions of
+// linked Records and unique Attributes.
+func check(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, changes []*change, ps *problemSet) error {
+	sch := st.sch
+	// Foreign-key Links follow the final values of every changed Record.
+	fkOut := map[string][]*link{}
+	for _, l := range st.links {
+		if l.origin == 'r' {
+			fkOut[l.from] = append(fkOut[l.from], l)
+		}
+	}
+	for _, key := range st.order {
+		r := st.records[key]
+		for _, l := range fkOut[key] {
+			l.after = false
+		}
+		if !r.exists || r.kind == nil {
+			continue
+		}
+		for _, a := range r.kind.RefAttributes() {
+			if v, ok := refValue(r.values, a); ok {
+				l := st.link(linkKey{key, a.Name, v})
+				l.after, l.origin = true, 'r'
+			}
+		}
+	}
+
+	// Ref targets exist after the commit and are of the Attribute's Kind.
+	for _, key := range st.order {
+		r := st.records[key]
+		if !r.exists || r.kind == nil || r.broken {
+			continue
+		}
+		for _, a := range r.kind.RefAttributes() {
+			v, ok := refValue(r.values, a)
+			if !ok {
+				continue
+			}
+			t := st.records[v]
+			if t == nil && r.had {
+				if old, ok := refValue(r.oldValues, a); ok && old == v {
+					// Unchanged by this commit: the target existed before, and
+					// a target deleted by this commit would have been read.
+					continue
+				}
+			}
+			i := r.blame(a.Name)
+			field := fmt.Sprintf("changes[%d].values.%s", i, a.Name)
+			switch {
+			case t == nil || !t.exists:
+				ps.add(i, field, "unknown_ref", "Attribute %q refers to Record %s, which does not exist on this branch.", a.Name, short(v))
+			case t.kindName != a.Kind:
+				ps.add(i, field, "ref_kind", "Attribute %q must refer to a %s; %s is a %s.", a.Name, a.Kind, short(v), t.kindName)
+			}
+		}
+	}
+
+	// Link ends exist after the commit with the Relation's Kinds.
+	type pairKey struct{ from, relation string }
+	linkedPairs := map[pairKey]int{} // cardinality-one pairs linked by the commit -> change index
+	for _, c := range changes {
+		if c.op != opLink {
+			continue
+		}
+		rel, ok := sch.Relation(c.relation)
+		if !ok {
+			continue
+		}
+		for _, end := range []struct{ name, key, kind string }{{"from", c.from, rel.From}, {"to", c.to, rel.To}} {
+			t := st.records[end.key]
+			field := fmt.Sprintf("changes[%d].%s", c.idx, end.name)
+			switch {
+			case t == nil || !t.exists:
+				ps.add(c.idx, field, "unknown_record", "Record %s does not exist on this branch after the commit.", short(end.key))
+			case t.kindName != end.kind:
+				ps.add(c.idx, field, "relation_kind", "Relation %s links a %s to a %s; %s is a %s.", rel.Name, rel.From, rel.To, short(end.key), t.kindName)
+			}
+		}
+		if rel.Cardinality == schema.CardinalityOne {
+			linkedPairs[pairKey{c.from, c.relation}] = c.idx
+		}
+	}
+
+	// Links out of and into each Record after the commit.
+	outCount := map[pairKey]int{}
+	deleted := map[string]*record{}
+	for _, key := range st.order {
+		if r := st.records[key]; !r.exists && r.deleteIdx >= 0 {
+			deleted[key] = r
+		}
+	}
+	kindChanged := func(r *record) bool { return r != nil && r.had && r.exists && r.kindName != r.oldKind }
+	stillLinked := map[string][]string{}
+	for _, l := range st.links {
+		if !l.after {
+			continue
+		}
+		outCount[pairKey{l.from, l.relation}]++
+		desc := fmt.Sprintf("%s -%s-> %s", short(l.from), l.relation, short(l.to))
+		if _, gone := deleted[l.from]; gone {
+			stillLinked[l.from] = append(stillLinked[l.from], desc)
+		}
+		if _, gone := deleted[l.to]; gone && l.from != l.to {
+			stillLinked[l.to] = append(stillLinked[l.to], desc)
+		}
+		// A Record put again under another Kind keeps its Links only where
+		// they still fit.
+		fr, tr := st.records[l.from], st.records[l.to]
+		if l.origin == 'l' && (kindChanged(fr) || kindChanged(tr)) {
+			if rel, ok := sch.Relation(l.relation); ok && fr != nil && tr != nil && (fr.kindName != rel.From || tr.kindName != rel.To) {
+				blame := fr
+				if !kindChanged(fr) {
+					blame = tr
+				}
+				ps.add(blame.lastIdx, fmt.Sprintf("changes[%d].kind", blame.lastIdx), "relation_kind",
+					"Link %s no longer fits relation %s (%s to %s); unlink it first.", desc, rel.Name, rel.From, rel.To)
+			}
+		}
+		if l.origin == 'r' && kindChanged(tr) && fr != nil && fr.kind != nil {
+			if a, ok := fr.kind.Attr(l.relation); ok && a.Kind != tr.kindName {
+				ps.add(tr.lastIdx, fmt.Sprintf("changes[%d].kind", tr.lastIdx), "still_linked",
+					"Record %s is referred to by %s as a %s.", short(l.to), short(l.from), a.Kind)
+			}
+		}
+	}
+	for key, r := range deleted {
+		linkers := stillLinked[key]
+		if len(linkers) == 0 {
+			continue
+		}
+		sort.Strings(linkers)
+		more := ""
+		if len(linkers) > 5 {
+			more = fmt.Sprintf(" and %d more", len(linkers)-5)
+			linkers = linkers[:5]
+		}
+		ps.add(r.deleteIdx, fmt.Sprintf("changes[%d].key", r.deleteIdx), "still_linked",
+			"Record %s is still linked (%s%s); unlink these Links or change the Records that refer to it in the same commit.",
+			short(key), strings.Join(linkers, ", "), more)
+	}
+
+	// Cardinality one.
+	for pk, idx := range linkedPairs {
+		if n := outCount[pk]; n > 1 {
+			ps.add(idx, fmt.Sprintf("changes[%d].to", idx), "cardinality",
+				"Relation %s allows one Link per %s; %s would have %d.", pk.relation, sch.Relations[pk.relation].From, short(pk.from), n)
+		}
+	}
+
+	// Required Relations of every Record the commit puts, patches or unlinks from.
+	required := map[string][]*schema.Relation{}
+	for _, name := range sch.RelationNames() {
+		if rel := sch.Relations[name]; rel.Required {
+			required[rel.From] = append(required[rel.From], rel)
+		}
+	}
+	if len(required) > 0 {
+		subjects := map[string]int{} // key -> change index to blame
+		for _, key := range st.order {
+			if r := st.records[key]; r.exists && !r.broken {
+				subjects[key] = r.lastIdx
+			}
+		}
+		for _, c := range changes {
+			if c.op == opUnlink {
+				if r := st.records[c.from]; r != nil && r.exists {
+					if _, seen := subjects[c.from]; !seen || subjects[c.from] < c.idx {
+						subjects[c.from] = c.idx
+					}
+				}
+			}
+		}
+		for key, idx := range subjects {
+			r := st.records[key]
+			for _, rel := range required[r.kindName] {
+				if outCount[pairKey{key, rel.Name}] == 0 {
+					ps.add(idx, fmt.Sprintf("changes[%d]", idx), "required_link",
+						"A %s needs at least one %s Link; %s would have none.", r.kindName, rel.Name, short(key))
+				}
+			}
+		}
+	}
+
+	return checkUnique(ctx, tx, domainID, branchID, st, ps)
+}
+
+// checkUnique checks unique Attributes within the commit and against the
+// branch: one statement per unique Attribute the commit sets, written with
+// the Domain, branch, Kind and Attribute as literals and the expression
+// values ->> 'attr' so that the Attribute's partial index serves it.
+func checkUnique(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, ps *problemSet) error {
+	type attrKey struct{ kind, attr string }
+	type holder struct {
+		key string
+		idx int
+	}
+	seen := map[attrKey]map[string]holder{}
+	var order []attrKey
+	for _, key := range st.order {
+		r := st.records[key]
+		if !r.exists || r.kind == nil || r.broken {
+			continue
+		}
+		for _, a := range r.kind.Attributes {
+			if !a.Unique {
+				continue
+			}
+			text, ok := uniqueText(r.values[a.Name])
+			if !ok {
+				continue
+			}
+			ak := attrKey{r.kindName, a.Name}
+			m := seen[ak]
+			if m == nil {
+				m = map[string]holder{}
+				seen[ak] = m
+				order = append(order, ak)
+			}
+			i := r.blame(a.Name)
+			if first, dup := m[text]; dup {
+				ps.add(i, fmt.Sprintf("changes[%d].values.%s", i, a.Name), "unique",
+					"Attribute %q of %s must be unique; %s also sets %s.", a.Name, r.kindName, short(first.key), short(text))
+				continue
+			}
+			m[text] = holder{key, i}
+		}
+	}
+	D, B := ilit(domainID), ilit(branchID)
+	for _, ak := range order {
+		m := seen[ak]
+		texts := make([]string, 0, len(m))
+		for t := range m {
+			texts = append(texts, t)
+		}
+		sort.Strings(texts)
+		expr := "values ->> " + lit(ak.attr)
+		rows, err := tx.Query(ctx, `SELECT key, `+expr+` FROM mat_records
+			WHERE domain_id = `+D+` AND branch_id = `+B+` AND kind = `+lit(ak.kind)+`
+			AND `+expr+` = ANY($1::text[])`, texts)
+		if err != nil {
+			return fmt.Errorf("check unique %s.%s: %w", ak.kind, ak.attr, err)
+		}
+		for rows.Next() {
+			var key, text string
+			if err := rows.Scan(&key, &text); err != nil {
+				rows.Close()
+				return fmt.Errorf("check unique %s.%s: %w", ak.kind, ak.attr, err)
+			}
+			if r := st.records[key]; r != nil && r.touched {
+				continue // its final value is among the commit's own
+			}
+			h, ok := m[text]
+			if !ok || h.key == key {
+				continue
+			}
+			ps.add(h.idx, fmt.Sprintf("changes[%d].values.%s", h.idx, ak.attr), "unique",
+				"Attribute %q of %s must be unique; Record %s already holds %s.", ak.attr, ak.kind, short(key), short(text))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("check unique %s.%s: %w", ak.kind, ak.attr, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,389 @@
+package commit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/lorebase/lorebase/store"
+)
+
+// objectSet collects a commit's content-addressed objects, once each.
+type objectSet struct {
+	seen   map[string]bool
+	hashes [][]byte
+	bodies []string
+}
+
+func (o *objectSet) add(body []byte) []byte {
+	h := sha(body)
+	if o.seen == nil {
+		o.seen = map[string]bool{}
+	}
+	if !o.seen[string(h)] {
+		o.seen[string(h)] = true
+		o.hashes = append(o.hashes, h)
+		o.bodies = append(o.bodies, string(body))
+	}
+	return h
+}
+
+// revisionHeader is what a new Revision needs before its rows are written.
+type revisionHeader struct {
+	id          string
+	seq         int64
+	parents     []string
+	parentHash  []string
+	objects     []string // object hashes, hex, in change order
+	changes     []map[string]any
+	author      string
+	message     string
+	provenance  json.RawMessage
+	hash        []byte
+	expectedOld *string
+}
+
+// begin reserves the Revision's sequence number and reads its parent's hash.
+func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch) (*revisionHeader, error) {
+	h := &revisionHeader{id: ulid.Make().String(), parents: []string{}, parentHash: []string{}, expectedOld: b.Head}
+	if b.Head == nil {
+		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq')`).Scan(&h.seq); err != nil {
+			return nil, fmt.Errorf("next revision number: %w", err)
+		}
+		return h, nil
+	}
+	var parentHash []byte
+	err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), (SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1)`,
+		*b.Head).Scan(&h.seq, &parentHash)
+	if err != nil {
+		return nil, fmt.Errorf("next revision number: %w", err)
+	}
+	if parentHash == nil {
+		return nil, fmt.Errorf("parent revision %s of branch %q: %w", *b.Head, b.Name, store.ErrNotFound)
+	}
+	h.parents = []string{*b.Head}
+	h.parentHash = []string{hexOf(parentHash)}
+	return h, nil
+}
+
+// seal computes the Revision's hash: sha256 of the canonical JSON of its
+// parents' hashes, its objects' hashes in change order, author, message and
+// provenance.
+func (h *revisionHeader) seal() error {
+	var prov any
+	if len(h.provenance) > 0 {
+		v, err := decodeJSON(h.provenance)
+		if err != nil {
+			return fmt.Errorf("revision provenance: %w", err)
+		}
+		prov = v
+	}
+	objects := h.objects
+	if objects == nil {
+		objects = []string{}
+	}
+	body, err := CanonicalJSON(map[string]any{
+		"parents": h.parentHash, "objects": objects,
+		"author": h.author, "message": h.message, "provenance": prov,
+	})
+	if err != nil {
+		return fmt.Errorf("revision hash: %w", err)
+	}
+	h.hash = sha(body)
+	return nil
+}
+
+// queueRevision queues the Revision row and the compare-and-swap of the ref.
+func queueRevision(batch *pgx.Batch, domainID int32, b *store.Branch, h *revisionHeader) error {
+	changes, err := CanonicalJSON(anySlice(h.changes))
+	if err != nil {
+		return fmt.Errorf("revision changes: %w", err)
+	}
+	var prov any
+	if len(h.provenance) > 0 {
+		prov = string(h.provenance)
+	}
+	batch.Queue(`INSERT INTO revisions (domain_id, id, seq, branch_id, parents, author, message, hash, provenance, changes)
+		VALUES (`+ilit(domainID)+`, $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)`,
+		h.id, h.seq, b.ID, h.parents, h.author, h.message, h.hash, prov, string(changes))
+	batch.Queue(`UPDATE refs SET head = $1, head_seq = $2
+		WHERE domain_id = lb_domain() AND id = $3 AND head IS NOT DISTINCT FROM $4`,
+		h.id, h.seq, b.ID, h.expectedOld).Exec(func(ct pgconn.CommandTag) error {
+		if ct.RowsAffected() != 1 {
+			return ErrHeadMoved
+		}
+		return nil
+	})
+	return nil
+}
+
+func anySlice(ms []map[string]any) []any {
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
+}
+
+// write writes a validated commit: objects, the Revision, the materialized
+// Records, history and Links, and moves the ref.
+func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, st *state, changes []*change, req *Request, commitProv json.RawMessage, idemKey string) (*Result, error) {
+	h, err := begin(ctx, tx, domainID, b)
+	if err != nil {
+		return nil, err
+	}
+	h.author, h.message, h.provenance = req.Author, req.Message, commitProv
+
+	// Objects and the Revision's change list, in change order.
+	var objs objectSet
+	lastObj := map[string][]byte{}           // Record key -> object of its last change
+	lastProv := map[string]json.RawMessage{} // Record key -> provenance of its last change
+	h.objects = make([]string, 0, len(changes))
+	h.changes = make([]map[string]any, 0, len(changes))
+	for _, c := range changes {
+		entry := map[string]any{"op": c.op}
+		var body []byte
+		switch c.op {
+		case opPut, opPatch, opDelete:
+			r := st.records[c.key]
+			var vals any
+			if c.after != nil {
+				vals = c.after
+			}
+			body, err = CanonicalJSON(map[string]any{"kind": r.kindName, "key": c.key, "values": vals})
+			entry["kind"], entry["key"] = r.kindName, c.key
+		case opLink, opUnlink:
+			body, err = CanonicalJSON(map[string]any{"relation": c.relation, "from": c.from, "to": c.to})
+			entry["relation"], entry["from"], entry["to"] = c.relation, c.from, c.to
+		}
+		if err != nil {
+			return nil, fmt.Errorf("encode change %d: %w", c.idx, err)
+		}
+		hash := objs.add(body)
+		entry["object"] = hexOf(hash)
+		if c.prov != nil {
+			entry["provenance"] = c.prov
+		}
+		h.objects = append(h.objects, hexOf(hash))
+		h.changes = append(h.changes, entry)
+		switch c.op {
+		case opPut, opPatch, opDelete:
+			lastObj[c.key] = hash
+			lastProv[c.key] = c.prov
+		}
+	}
+	if err := h.seal(); err != nil {
+		return nil, err
+	}
+
+	// Records: final rows, deletions, history.
+	recs := &rowset{cols: []column{{"key", "text"}, {"kind", "text"}, {"title", "text"}, {"vals", "text"},
+		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}}}
+	var rKey, rKind, rTitle, rVals, rOther, rLin []string
+	var rCreated []int64
+	var rVersions []int32
+	hist := &rowset{cols: []column{{"key", "text"}, {"op", "text"}, {"kind", "text"}, {"title", "text"},
+		{"vals", "text"}, {"object_hash", "bytea"}, {"provenance", "text"}}}
+	var hKey, hOp, hKind, hTitle []string
+	var hVals, hProv []*string
+	var hObj [][]byte
+	var delKeys []string
+	seqNum := json.Number(strconv.FormatInt(h.seq, 10))
+	for _, key := range st.order {
+		r := st.records[key]
+		var title string
+		var valsText *string
+		if r.exists {
+			vb, err := CanonicalJSON(r.values)
+			if err != nil {
+				return nil, fmt.Errorf("encode values of %q: %w", key, err)
+			}
+			title = r.kind.TitleOf(r.values)
+			others := maps.Clone(r.values)
+			delete(others, r.kind.Title)
+			lineage := map[string]any{}
+			continuing := r.had && !r.recreated
+			if continuing {
+				lineage = maps.Clone(r.oldLineage)
+			}
+			for a := range lineage {
+				if _, ok := r.values[a]; !ok {
+					delete(lineage, a)
+				}
+			}
+			for a, v := range r.values {
+				if continuing {
+					if old, ok := r.oldValues[a]; ok && sameJSON(old, v) {
+						if _, has := lineage[a]; has {
+							continue
+						}
+					}
+				}
+				lineage[a] = seqNum
+			}
+			lb, err := CanonicalJSON(lineage)
+			if err != nil {
+				return nil, fmt.Errorf("encode lineage of %q: %w", key, err)
+			}
+			created := h.seq
+			if continuing {
+				created = r.createdSeq
+			}
+			versions := int32(1)
+			if r.had {
+				versions = r.versions + 1
+			}
+			rKey = append(rKey, key)
+			rKind = append(rKind, r.kindName)
+			rTitle = append(rTitle, title)
+			rVals = append(rVals, string(vb))
+			rOther = append(rOther, r.kind.SearchText(others))
+			rLin = append(rLin, string(lb))
+			rCreated = append(rCreated, created)
+			rVersions = append(rVersions, versions)
+			s := string(vb)
+			valsText = &s
+		} else if r.had {
+			delKeys = append(delKeys, key)
+		}
+		hKey = append(hKey, key)
+		hOp = append(hOp, r.lastOp)
+		hKind = append(hKind, r.kindName)
+		hTitle = append(hTitle, title)
+		hVals = append(hVals, valsText)
+		hObj = append(hObj, lastObj[key])
+		prov := lastProv[key]
+		if prov == nil {
+			prov = commitProv
+		}
+		var ps *string
+		if prov != nil {
+			s := string(prov)
+			ps = &s
+		}
+		hProv = append(hProv, ps)
+	}
+	recs.data = []any{rKey, rKind, rTitle, rVals, rOther, rLin, rCreated, rVersions}
+	recs.n = len(rKey)
+	hist.data = []any{hKey, hOp, hKind, hTitle, hVals, hObj, hProv}
+	hist.n = len(hKey)
+
+	// Links that change.
+	var addFrom, addRel, addTo, addOrigin, delFrom, delRel, delTo []string
+	lh := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"op", "text"}, {"origin", "text"}}}
+	var lhFrom, lhRel, lhTo, lhOp, lhOrigin []string
+	for _, l := range st.links {
+		if l.before == l.after {
+			continue
+		}
+		op := opLink
+		if l.after {
+			addFrom, addRel, addTo, addOrigin = append(addFrom, l.from), append(addRel, l.relation), append(addTo, l.to), append(addOrigin, string(l.origin))
+		} else {
+			op = opUnlink
+			delFrom, delRel, delTo = append(delFrom, l.from), append(delRel, l.relation), append(delTo, l.to)
+		}
+		lhFrom, lhRel, lhTo, lhOp, lhOrigin = append(lhFrom, l.from), append(lhRel, l.relation), append(lhTo, l.to), append(lhOp, op), append(lhOrigin, string(l.origin))
+	}
+	adds := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"origin", "text"}},
+		data: []any{addFrom, addRel, addTo, addOrigin}, n: len(addFrom)}
+	dels := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}},
+		data: []any{delFrom, delRel, delTo}, n: len(delFrom)}
+	lh.data = []any{lhFrom, lhRel, lhTo, lhOp, lhOrigin}
+	lh.n = len(lhFrom)
+	objRows := &rowset{cols: []column{{"hash", "bytea"}, {"body", "text"}}, data: []any{objs.hashes, objs.bodies}, n: len(objs.hashes)}
+
+	D, B := ilit(domainID), ilit(b.ID)
+	seq := strconv.FormatInt(h.seq, 10)
+	th := p.cfg.CopyThresholdRows
+	batch := &pgx.Batch{}
+	queue := func(stage string, rs *rowset, sql func(src string) string) error {
+		if rs.n == 0 {
+			return nil
+		}
+		src, args, err := source(ctx, tx, stage, rs, th, 0)
+		if err != nil {
+			return err
+		}
+		batch.Queue(sql(src), args...)
+		return nil
+	}
+	if err := queue("lb_stage_objects", objRows, func(src string) string {
+		return `INSERT INTO objects (domain_id, hash, body) SELECT ` + D + `, u.hash, u.body::jsonb FROM ` + src + ` ON CONFLICT DO NOTHING`
+	}); err != nil {
+		return nil, err
+	}
+	if err := queueRevision(batch, domainID, b, h); err != nil {
+		return nil, err
+	}
+	if len(delKeys) > 0 {
+		batch.Queue(`DELETE FROM mat_records WHERE domain_id = `+D+` AND branch_id = `+B+` AND key = ANY($1::text[])`, delKeys)
+	}
+	if err := queue("lb_stage_records", recs, func(src string) string {
+		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+			SELECT ` + D + `, ` + B + `, u.key, u.kind, u.title, u.vals::jsonb,
+				setweight(to_tsvector('simple', u.title), 'A') || setweight(to_tsvector('simple', u.other), 'B'),
+				u.lineage::jsonb, u.created_seq, ` + seq + `, u.versions, false
+			FROM ` + src + `
+			ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,
+				values = EXCLUDED.values, search = EXCLUDED.search, lineage = EXCLUDED.lineage,
+				created_seq = EXCLUDED.created_seq, seq = EXCLUDED.seq, versions = EXCLUDED.versions, deleted = false`
+	}); err != nil {
+		return nil, err
+	}
+	if err := queue("lb_stage_history", hist, func(src string) string {
+		return `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
+			SELECT ` + D + `, ` + B + `, u.key, ` + seq + `, ` + lit(h.id) + `, u.op, u.kind, u.title, u.vals::jsonb, u.object_hash, u.provenance::jsonb
+			FROM ` + src
+	}); err != nil {
+		return nil, err
+	}
+	if err := queue("lb_stage_unlinks", dels, func(src string) string {
+		return `DELETE FROM mat_links WHERE domain_id = ` + D + ` AND branch_id = ` + B + `
+			AND (from_key, relation, to_key) IN (SELECT u.from_key, u.relation, u.to_key FROM ` + src + `)`
+	}); err != nil {
+		return nil, err
+	}
+	if err := queue("lb_stage_links", adds, func(src string) string {
+		return `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq)
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", ` + seq + ` FROM ` + src
+	}); err != nil {
+		return nil, err
+	}
+	if err := queue("lb_stage_link_history", lh, func(src string) string {
+		return `INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op, origin)
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, ` + seq + `, u.op, u.origin::"char" FROM ` + src
+	}); err != nil {
+		return nil, err
+	}
+	res := &Result{Revision: h.id, Seq: h.seq, Parents: h.parents, Changes: len(changes)}
+	if idemKey != "" {
+		resp, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("encode answer: %w", err)
+		}
+		batch.Queue(`UPDATE idempotency_keys SET status = 201, response = $2::jsonb
+			WHERE domain_id = lb_domain() AND key = $1`, idemKey, string(resp))
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		if errors.Is(err, ErrHeadMoved) {
+			return nil, ErrHeadMoved
+		}
+		return nil, fmt.Errorf("write commit: %w", err)
+	}
+	return res, nil
+}
+
+// sameJSON reports whether two decoded JSON values are equal as canonical JSON.
+func sameJSON(a, b any) bool {
+	ab, err1 := CanonicalJSON(a)
+	bb, err2 := CanonicalJSON(b)
+	return err1 == nil && err2 == nil && string(ab) == string(bb)
+}

@@ -1,0 +1,193 @@
+package keeper
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/lorebase/lorebase/store"
+)
+
+type createDomainRequest struct {
+	Name string `json:"name"`
+}
+
+// createDomain: POST /v1/domains (bootstrap admin only).
+func (s *Server) createDomain(w http.ResponseWriter, r *http.Request) error {
+	if err := requireBootstrap(r); err != nil {
+		return err
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req createDomainRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	if !validDomainName(req.Name) {
+		return badRequest("name", "invalid_name",
+			fmt.Sprintf("%s is not a Domain name: a letter or digit, then letters, digits, . _ or - (at most 63).", quote(req.Name)))
+	}
+	d, err := s.store.CreateDomain(r.Context(), req.Name)
+	if errors.Is(err, store.ErrConflict) {
+		return newProblem(http.StatusConflict, "conflict", "Conflict", "A Domain named "+quote(req.Name)+" exists already.")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, d)
+	return nil
+}
+
+// listDomains: GET /v1/domains (bootstrap admin only).
+func (s *Server) listDomains(w http.ResponseWriter, r *http.Request) error {
+	if err := requireBootstrap(r); err != nil {
+		return err
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	ds, err := s.store.Domains(r.Context())
+	if err != nil {
+		return err
+	}
+	if ds == nil {
+		ds = []store.Domain{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"domains": ds})
+	return nil
+}
+
+// showDomain: GET /v1/domains/{domain}.
+func (s *Server) showDomain(w http.ResponseWriter, r *http.Request) error {
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	d, err := s.store.DomainByName(r.Context(), domainFrom(r.Context()).Name)
+	if errors.Is(err, store.ErrNotFound) {
+		return errDomainNotFound(domainFrom(r.Context()).Name)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+type createTokenRequest struct {
+	Name     string   `json:"name"`
+	Domain   string   `json:"domain"`
+	Role     string   `json:"role"`
+	Branches []string `json:"branches"`
+}
+
+type createTokenResponse struct {
+	Token     string    `json:"token"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Domain    string    `json:"domain"`
+	Role      string    `json:"role"`
+	Branches  []string  `json:"branches"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// createToken: POST /v1/tokens. The bootstrap admin mints tokens for any
+// Domain, a Domain's admin for its own; the secret is shown this once.
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
+	p := principalFrom(r.Context())
+	if !p.isAdmin() {
+		return errForbidden("Only an admin token may mint tokens.")
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	var req createTokenRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	if err := checkTokenRequest(&req); err != nil {
+		return err
+	}
+	if !p.bootstrap && req.Domain != p.token.Domain {
+		return errDomainNotFound(req.Domain)
+	}
+	if !validDomainName(req.Domain) {
+		return errDomainNotFound(req.Domain)
+	}
+	d, err := s.store.DomainByName(r.Context(), req.Domain)
+	if errors.Is(err, store.ErrNotFound) {
+		return errDomainNotFound(req.Domain)
+	}
+	if err != nil {
+		return err
+	}
+	secret, t, err := s.store.CreateToken(r.Context(), d.ID, req.Name, req.Role, req.Branches)
+	if errors.Is(err, store.ErrConflict) {
+		return newProblem(http.StatusConflict, "conflict", "Conflict",
+			"A token named "+quote(req.Name)+" exists already in the Domain "+quote(req.Domain)+".")
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, createTokenResponse{
+		Token: secret, ID: t.ID, Name: t.Name, Domain: t.Domain, Role: t.Role, Branches: t.Branches, CreatedAt: t.CreatedAt,
+	})
+	return nil
+}
+
+// checkTokenRequest validates a token request and fills in the default
+// branches (every branch).
+func checkTokenRequest(req *createTokenRequest) error {
+	var problems []store.Problem
+	add := func(field, code, msg string) {
+		problems = append(problems, store.Problem{Field: field, Code: code, Message: msg})
+	}
+	switch n := utf8.RuneCountInString(req.Name); {
+	case n == 0 || n > 100:
+		add("name", "invalid_name", "name must be 1 to 100 characters.")
+	case !utf8.ValidString(req.Name):
+		add("name", "invalid_name", "name must be valid UTF-8.")
+	default:
+		for _, r := range req.Name {
+			if unicode.IsControl(r) {
+				add("name", "invalid_name", "name must not contain control characters.")
+				break
+			}
+		}
+	}
+	if req.Domain == "" {
+		add("domain", "required", "domain is required: the Domain the token is for.")
+	}
+	switch req.Role {
+	case RoleReader, RoleWriter, RoleAdmin:
+	default:
+		add("role", "invalid_role", fmt.Sprintf("role must be reader, writer or admin; got %s.", quote(req.Role)))
+	}
+	if req.Branches == nil {
+		req.Branches = []string{"*"}
+	}
+	if len(req.Branches) == 0 || len(req.Branches) > 100 {
+		add("branches", "invalid_branches", "branches must hold 1 to 100 patterns (omit it for every branch).")
+	}
+	for i, b := range req.Branches {
+		if !patternRE.MatchString(b) {
+			add(fmt.Sprintf("branches[%d]", i), "invalid_pattern",
+				fmt.Sprintf("%s is not a branch pattern: branch-name characters (letters, digits, . _ / -) and *, at most 128.", quote(b)))
+		}
+	}
+	if len(problems) > 0 {
+		return &store.InvalidError{Status: http.StatusBadRequest, Title: "Invalid token request", Problems: problems}
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package keeper
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+)
+
+// Server is Keeper's HTTP API over one store.
+type Server struct {
+	cfg       Config
+	store     *store.Store
+	commits   *commit.Pipeline
+	reads     *reads.Reader
+	log       *slog.Logger
+	metrics   *metrics
+	adminHash []byte // sha256 of the bootstrap admin token; nil when disabled
+	handler   http.Handler
+}
+
+// New returns a Server. cfg should have passed Validate; log may be nil
+// (nothing is logged).
+func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	srv := &Server{cfg: cfg, store: s, commits: p, reads: r, log: log, metrics: newMetrics(s.Pool)}
+	if cfg.AdminToken != "" {
+		h := sha256.Sum256([]byte(cfg.AdminToken))
+		srv.adminHash = h[:]
+	}
+	srv.handler = srv.routes()
+	return srv
+}
+
+// Handler is the HTTP handler serving the whole API.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(routeOnEscapedPath, middleware.RequestID, s.metrics.middleware, s.logRequests, s.recoverPanics)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, Problem{Type: problemType("not-found"), Title: "Not found", Status: http.StatusNotFound,
+			Detail: "No such route: " + r.Method + " " + quote(r.URL.EscapedPath()) + ". Branch names and keys holding / are escaped as %2F."})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, Problem{Type: problemType("method-not-allowed"), Title: "Method not allowed",
+			Status: http.StatusMethodNotAllowed, Detail: r.Method + " is not allowed on this route."})
+	})
+
+	r.Get("/healthz", s.healthz)
+	r.Get("/readyz", s.readyz)
+	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Post("/domains", s.handle(s.createDomain))
+		r.Get("/domains", s.handle(s.listDomains))
+		r.Post("/tokens", s.handle(s.createToken))
+		r.Route("/domains/{domain}", func(r chi.Router) {
+			r.Use(s.withDomain)
+			r.Get("/", s.handle(s.showDomain))
+			r.Get("/revisions/{id}", s.handle(s.getRevision))
+			r.Get("/branches", s.handle(s.listBranches))
+			r.Route("/branches/{branch}", func(r chi.Router) {
+				r.Get("/", s.handle(s.showBranch))
+				r.Get("/schema", s.handle(s.getSchema))
+				r.Put("/schema", s.handle(s.putSchema))
+				r.Post("/commits", s.handle(s.postCommit))
+				r.Get("/records", s.handle(s.listRecords))
+				r.Get("/records/{key}", s.handle(s.getRecord))
+				r.Get("/revisions", s.handle(s.listRevisions))
+			})
+		})
+	})
+	return r
+}
+
+// handlerFunc is a handler that reports failure as an error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts a handlerFunc: its error becomes a problem document.
+func (s *Server) handle(h handlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
+// routeOnEscapedPath makes chi route on the escaped path, so an escaped
+// "/" (%2F) in a branch name or key stays within its path segment.
+// pathParam unescapes each parameter.
+func routeOnEscapedPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePath == "" {
+			rc.RoutePath = r.URL.EscapedPath()
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// logRequests logs every request, with its request id, as JSON.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		route := ""
+		if rc := chi.RouteContext(r.Context()); rc != nil {
+			route = rc.RoutePattern()
+		}
+		status := ww.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("request_id", middleware.GetReqID(r.Context())),
+			slog.String("method", r.Method), slog.String("route", route),
+			slog.String("path", r.URL.EscapedPath()), slog.Int("status", status),
+			slog.Int("bytes", ww.BytesWritten()),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
+	})
+}
+
+// recoverPanics turns a panic into a logged 500.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.writeError(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Run listens on cfg.Listen and serves until ctx ends, then shuts down
+// gracefully within http.shutdown_timeout_ms.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: new
+// connections are refused and requests in flight finish (within
+// http.shutdown_timeout_ms).
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       ms(s.cfg.HTTP.ReadTimeoutMS),
+		WriteTimeout:      ms(s.cfg.HTTP.WriteTimeoutMS),
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("keeper listening", slog.String("addr", ln.Addr().String()))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("keeper shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ms(s.cfg.HTTP.ShutdownTimeoutMS))
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package supply
+
+// vocabulary is the word list titles are drawn from, most frequent first:
+// word i is drawn with a Zipf-like probability falling with i.
+const vocabulary = `
+steel bolt valve bracket copper housing pump bearing gasket flange
+sensor cable motor filter seal washer spring panel frame module
+assembly gear shaft coupling hose fitting clamp nozzle rotor board
+brass aluminium titanium nickel chrome zinc carbon rubber nylon ceramic
+industrial precision heavy light compact standard reinforced sealed coated polished
+north south east west central coastal northern southern eastern western
+supply parts works systems logistics components trading holdings metals engineering
+high low medium rapid slow secure stable flexible rigid thermal
+hydraulic pneumatic electric electronic mechanical digital analog optical magnetic acoustic
+red blue green black white silver golden amber grey violet
+order shipment delivery batch lot crate pallet container parcel consignment
+delayed urgent partial complete pending rejected approved returned damaged missing
+factory plant depot warehouse harbour terminal yard dock hub station
+primary secondary spare backup replacement auxiliary main extra custom modular
+inlet outlet pressure flow volume level speed torque voltage current
+line loop ring disc plate sheet tube pipe rod wire
+iron lead tin cobalt tungsten graphite silicon glass resin epoxy
+alpha beta delta gamma omega sigma kappa lambda theta zeta
+river lake mountain valley forest meadow canyon island harbor bay
+quality audit inspection review certificate license permit contract invoice report
+supplier vendor maker buyer carrier broker agent partner client customer
+risk fraud breach outage shortage surplus strike recall defect failure
+signal control switch relay fuse circuit socket plug adapter engine
+turbine compressor generator boiler furnace heater cooler chiller condenser hinge
+latch lock handle knob lever pedal crank pulley spindle axle
+wheel tire chain belt sprocket cam piston cylinder mount base
+stand rack shelf cabinet drawer tray bin box fabric leather
+foam felt cork paper cardboard plastic vinyl acrylic small large
+narrow wide thin thick short long round square cold hot
+dry wet clean dirty smooth rough soft hard fast quiet
+loud bright dark sharp blunt hollow solid dense alloy composite
+laminate granite marble timber plywood bamboo concrete mortar dust water
+oil fuel gas steam air smoke heat frost canal bridge
+tunnel road rail track route lane gate port monday tuesday
+weekly monthly annual quarterly daily nightly seasonal hourly first second
+third final early late prior next recent former unit piece
+set pair kit pack roll coil spool drum meter gauge
+scale probe monitor counter timer tracker scanner reader drill press
+lathe mill saw grinder cutter welder router planer paint primer
+lacquer varnish glue tape film foil mesh net anchor beam
+brace column girder joist rafter truss strut post blade edge
+tip point hook knot clip pin rivet screw nut stud
+dowel key wedge shim spacer bushing collar cover lid cap
+hood shield guard casing shell jacket sleeve vent duct fan
+blower damper louver grille diffuser register hatch tank vessel barrel
+keg bottle flask jar can tub label tag badge stamp
+mark code serial barcode token northstar apex summit pioneer vanguard
+frontier horizon beacon compass anchorage harvest orchard vineyard granary quarry
+foundry forge kiln smelter falcon eagle hawk raven heron crane
+swan osprey condor kestrel oak pine cedar maple birch willow
+elm ash spruce cypress atlas titan orion vega lyra draco
+hydra phoenix pegasus aquila crystal diamond ruby sapphire emerald topaz
+opal pearl jade onyx prime select premier elite classic modern
+vintage rustic urban rural global local regional national continental overseas
+domestic foreign inland offshore united allied general royal imperial federal
+civic public private mutual clear bold calm brisk fair keen
+neat plain pure true cargo freight haul load transit transfer
+dispatch export import customs repair service maintenance upgrade overhaul refit
+rebuild retrofit restore calibrate design prototype sample model drawing draft
+spec norm grade budget cost price quote tender bid offer
+margin rebate discount account ledger balance credit debit payment refund
+charge fee tariff schedule plan forecast estimate target quota limit
+threshold floor weight mass length width height depth size capacity
+motorway junction corridor district quarter sector zone region province county
+delay hold stop pause resume restart reset cancel abort retry
+alert warning notice error fault alarm incident issue ticket case
+safe unsafe certified tested verified trusted rated listed graded checked
+new used refurbished obsolete legacy future interim temporary inner outer
+upper lower front rear left right top bottom hex flat
+pan dome button slotted phillips torx stainless galvanized anodized forged
+`

@@ -1,0 +1,222 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
+)
+
+// IndexKind is the River job kind of index builds.
+const IndexKind = "store.index"
+
+// IndexArgs asks for the per-Attribute index of a Kind's Attribute on a
+// branch. Jobs are unique by their arguments while queued or running.
+type IndexArgs struct {
+	DomainID  int32  `json:"domain_id" river:"unique"`
+	BranchID  int32  `json:"branch_id" river:"unique"`
+	KindName  string `json:"kind" river:"unique"` // the Kind (Kind is the job kind)
+	Attribute string `json:"attribute" river:"unique"`
+}
+
+// Kind is the job kind, "store.index".
+func (IndexArgs) Kind() string { return IndexKind }
+
+// InsertOpts makes a build unique by its arguments among the jobs not yet
+// finished (a finished build may be asked for again, and is then a no-op).
+func (IndexArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{
+		ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled},
+	}}
+}
+
+// IndexName is the deterministic name of the per-Attribute index:
+// mat_records_attr_ and the first 24 hex digits of
+// sha256("<domain>:<branch>:<kind>:<attribute>").
+func IndexName(domainID, branchID int32, kind, attribute string) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%d:%d:%s:%s", domainID, branchID, kind, attribute)))
+	return "mat_records_attr_" + hex.EncodeToString(h[:12])
+}
+
+// IndexBuildsForSchema lists the index builds a schema change needs: every
+// indexed or unique Attribute of new that was neither in old (nil for
+// none), in a stable order. Domain and branch are left zero.
+func IndexBuildsForSchema(old, new *schema.Schema) []IndexArgs {
+	var out []IndexArgs
+	if new == nil {
+		return nil
+	}
+	for name, k := range new.Kinds {
+		for _, a := range k.Attributes {
+			if !a.Indexed && !a.Unique {
+				continue
+			}
+			if old != nil {
+				if ok, found := old.Kinds[name]; found {
+					if oa, has := ok.Attr(a.Name); has && (oa.Indexed || oa.Unique) {
+						continue
+					}
+				}
+			}
+			out = append(out, IndexArgs{KindName: name, Attribute: a.Name})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].KindName != out[j].KindName {
+			return out[i].KindName < out[j].KindName
+		}
+		return out[i].Attribute < out[j].Attribute
+	})
+	return out
+}
+
+// EnqueueIndexBuilds queues, in tx, the index builds a schema change of a
+// branch needs (IndexBuildsForSchema).
+func EnqueueIndexBuilds(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
+	builds := IndexBuildsForSchema(old, new)
+	if len(builds) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(builds))
+	for i, b := range builds {
+		b.DomainID, b.BranchID = domainID, branchID
+		params[i] = river.InsertManyParams{Args: b}
+	}
+	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("enqueue index builds: %w", err)
+	}
+	return nil
+}
+
+// IndexWorker builds per-Attribute indexes.
+type IndexWorker struct {
+	river.WorkerDefaults[IndexArgs]
+	store *store.Store
+}
+
+// Timeout lets a build run as long as it needs (large partitions).
+func (w *IndexWorker) Timeout(*river.Job[IndexArgs]) time.Duration { return -1 }
+
+// Work builds the index. It is idempotent: an existing valid index is
+// kept; an invalid one left by an interrupted build is dropped and built
+// again.
+func (w *IndexWorker) Work(ctx context.Context, job *river.Job[IndexArgs]) error {
+	return BuildIndex(ctx, w.store, job.Args)
+}
+
+// BuildIndex creates the index of a, concurrently, as the owner.
+func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
+	if a.KindName == "" || a.Attribute == "" {
+		return errors.New("build index: kind and attribute are required")
+	}
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("build index: %w", err)
+	}
+	defer conn.Release()
+	var partition string
+	err = conn.QueryRow(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'mat_records'::regclass
+		  AND satisfies_hash_partition('mat_records'::regclass,
+		        substring(pg_get_expr(c.relpartbound, c.oid) from 'modulus (\d+)')::int,
+		        substring(pg_get_expr(c.relpartbound, c.oid) from 'remainder (\d+)')::int, $1::int)`, a.DomainID).Scan(&partition)
+	if err != nil {
+		return fmt.Errorf("build index: find the partition of domain %d: %w", a.DomainID, err)
+	}
+	name := IndexName(a.DomainID, a.BranchID, a.KindName, a.Attribute)
+	// Concurrent builds on one table deadlock each other (each waits for
+	// the other's snapshot): one build at a time, waiting with a try-lock so
+	// no statement waits on the lock while holding a snapshot.
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('lorebase.store.index'))`).Scan(&ok); err != nil {
+			return fmt.Errorf("build index %s: lock: %w", name, err)
+		}
+		if ok {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("build index %s: %w", name, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
+	var valid *bool
+	err = conn.QueryRow(ctx, `SELECT x.indisvalid FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid
+		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, name).Scan(&valid)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	if valid != nil && *valid {
+		return nil
+	}
+	// Index builds outlast the pool's statement timeout.
+	if _, err := conn.Exec(ctx, `SET statement_timeout = 0`); err != nil {
+		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `RESET statement_timeout`) //nolint:errcheck // the session setting goes with the connection
+	if valid != nil {
+		if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+			return fmt.Errorf("drop invalid index %s: %w", name, err)
+		}
+	}
+	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((values ->> %s)) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
+		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), quote(a.Attribute),
+		strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)), quote(a.KindName))
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	return nil
+}
+
+// quote is a SQL string literal (standard_conforming_strings on).
+func quote(s string) string {
+	out := []byte{'\''}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			out = append(out, '\'')
+		}
+		out = append(out, s[i])
+	}
+	return string(append(out, '\''))
+}
+
+// NewWorkers registers Lorebase's workers.
+func NewWorkers(s *store.Store) *river.Workers {
+	w := river.NewWorkers()
+	river.AddWorker(w, &IndexWorker{store: s})
+	return w
+}
+
+// NewClient builds a River client over the pool. With workers nil the
+// client only inserts; queues nil means the default queue with 2 workers.
+func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig) (*river.Client[pgx.Tx], error) {
+	cfg := &river.Config{Workers: workers}
+	if workers != nil {
+		if queues == nil {
+			queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}
+		}
+		cfg.Queues = queues
+	}
+	c, err := river.NewClient(riverpgxv5.New(pool), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create River client: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,132 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+const compiled = `{"kinds":{"Supplier":{"name":"Supplier","title":"name","attributes":[
+ {"name":"name","type":"text","required":true,"search":true},
+ {"name":"country","type":"text","indexed":true},
+ {"name":"vat","type":"text","unique":true},
+ {"name":"tier","type":"text"}]}},"relations":{}}`
+
+func TestIndexBuildsForSchema(t *testing.T) {
+	t.Parallel()
+	var s schema.Schema
+	require.NoError(t, json.Unmarshal([]byte(compiled), &s))
+	got := jobs.IndexBuildsForSchema(nil, &s)
+	require.Equal(t, []jobs.IndexArgs{{KindName: "Supplier", Attribute: "country"}, {KindName: "Supplier", Attribute: "vat"}}, got)
+	require.Empty(t, jobs.IndexBuildsForSchema(&s, &s))
+	require.Equal(t, "store.index", jobs.IndexArgs{}.Kind())
+	name := jobs.IndexName(1, 2, "Supplier", "country")
+	require.True(t, strings.HasPrefix(name, "mat_records_attr_"))
+	require.Len(t, name, len("mat_records_attr_")+24)
+	require.Equal(t, name, jobs.IndexName(1, 2, "Supplier", "country"))
+}
+
+func TestIndexJobBuildsAnIndexTheQueryUses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.CreateDomain(ctx, "idx")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1`, d.ID).Scan(&branch))
+	_, err = s.Pool.Exec(ctx, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, "values", created_seq, seq)
+		SELECT $1, $2, 'S-' || i, 'Supplier', 'Supplier ' || i,
+		       jsonb_build_object('name', 'Supplier ' || i, 'country', 'C' || (i % 500)), 1, 1
+		  FROM generate_series(1, 20000) i`, d.ID, branch)
+	require.NoError(t, err)
+	_, err = s.Pool.Exec(ctx, `ANALYZE mat_records`)
+	require.NoError(t, err)
+
+	client, err := jobs.NewClient(s.Pool, jobs.NewWorkers(s), nil)
+	require.NoError(t, err)
+	done, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+	defer cancel()
+	require.NoError(t, client.Start(ctx))
+	defer func() { require.NoError(t, client.Stop(context.WithoutCancel(ctx))) }()
+
+	var old, cur schema.Schema
+	require.NoError(t, json.Unmarshal([]byte(`{"kinds":{},"relations":{}}`), &old))
+	require.NoError(t, json.Unmarshal([]byte(compiled), &cur))
+	require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return jobs.EnqueueIndexBuilds(ctx, client, tx, d.ID, branch, &old, &cur)
+	}))
+	for i := 0; i < 2; i++ {
+		select {
+		case ev := <-done:
+			require.Equal(t, river.EventKindJobCompleted, ev.Kind, "%+v", ev.Job.Errors)
+		case <-time.After(60 * time.Second):
+			t.Fatal("index jobs did not finish")
+		}
+	}
+	name := jobs.IndexName(d.ID, branch, "Supplier", "country")
+	var def string
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = $1`, name).Scan(&def))
+	require.Contains(t, def, "(\"values\" ->> 'country'::text)")
+	require.Contains(t, def, "kind = 'Supplier'")
+
+	// The statement lb_query_by_attribute runs (as its definer) uses it.
+	plan := explainAsApp(t, s, d.ID, `SELECT lb_query_by_attribute_sql('main', 'Supplier', 'country', 'C7', '', 51)`)
+	require.Contains(t, plan, name)
+	require.NotContains(t, plan, "Seq Scan")
+
+	// An invalid leftover of an interrupted build is rebuilt.
+	_, err = s.Pool.Exec(ctx, `UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass`, name)
+	require.NoError(t, err)
+	require.NoError(t, jobs.BuildIndex(ctx, s, jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}))
+	var valid bool
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT indisvalid FROM pg_index WHERE indexrelid = $1::regclass`, name).Scan(&valid))
+	require.True(t, valid)
+	// And a hostile Attribute name is quoted.
+	require.NoError(t, jobs.BuildIndex(ctx, s, jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Sup'plier", Attribute: "x'); DROP TABLE refs; --"}))
+	var n int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM refs`).Scan(&n))
+	require.Equal(t, 1, n)
+}
+
+// explainAsApp gets a read statement's text from its companion function as
+// lorebase_app in the Domain, and EXPLAINs it as the owner: the read
+// functions are SECURITY DEFINER, so that is the plan the function runs.
+func explainAsApp(t *testing.T, s *store.Store, domainID int32, companion string) string {
+	t.Helper()
+	ctx := context.Background()
+	var plan []string
+	require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := store.Scope(ctx, tx, domainID); err != nil {
+			return err
+		}
+		var stmt string
+		if err := tx.QueryRow(ctx, companion).Scan(&stmt); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `RESET ROLE`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `EXPLAIN `+stmt)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return strings.Join(plan, "\n")
+}

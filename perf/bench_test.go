@@ -1,0 +1,111 @@
+package perf_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/perf"
+)
+
+func TestSummarize(t *testing.T) {
+	t.Parallel()
+	var lat []time.Duration
+	for i := 100; i >= 1; i-- {
+		lat = append(lat, time.Duration(i)*time.Millisecond)
+	}
+	s := perf.Summarize(lat)
+	require.Equal(t, perf.Stats{N: 100, P50: 50 * time.Millisecond, P95: 95 * time.Millisecond, P99: 99 * time.Millisecond,
+		Mean: 50500 * time.Microsecond, Min: time.Millisecond, Max: 100 * time.Millisecond}, s)
+	require.Equal(t, perf.Stats{}, perf.Summarize(nil))
+	one := perf.Summarize([]time.Duration{3})
+	require.Equal(t, time.Duration(3), one.P99)
+}
+
+func TestHarnessRecordsFailuresAndGoesOn(t *testing.T) {
+	t.Parallel()
+	calls := 0
+	h := perf.Harness{Warmup: 2, Iterations: 5}
+	ops := []perf.Op{
+		{Name: "ok", Owner: func(context.Context) error { calls++; return nil }, RLS: func(context.Context) error { calls++; return nil }},
+		{Name: "broken", RLS: func(context.Context) error { return errors.New("not implemented") }},
+	}
+	floor := perf.Result{Name: "floor", RLS: &perf.Stats{P50: 1}}
+	res, err := h.Run(context.Background(), ops, &floor)
+	require.NoError(t, err)
+	require.Equal(t, 14, calls)
+	require.Equal(t, 5, res[0].Owner.N)
+	require.Equal(t, 5, res[0].RLS.N)
+	require.Nil(t, res[1].RLS)
+	require.Contains(t, res[1].RLSError, "not implemented")
+	require.Nil(t, res[1].Owner)
+}
+
+func TestReportRenders(t *testing.T) {
+	t.Parallel()
+	st := &perf.Stats{N: 3, P50: 1500 * time.Microsecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond, Mean: time.Millisecond}
+	rep := &perf.Report{
+		At: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC), Command: "bench --scale 5", Machine: perf.ReadMachine(),
+		Dataset:     perf.Dataset{Scale: 5, Records: 925, Links: 2000, StoredLinks: 1000, ByKind: map[string]int{"Part": 200}},
+		Load:        &perf.LoadResult{Committed: 1, Records: 925, Links: 2000, Duration: time.Second},
+		Floor:       perf.Result{Name: "floor", Owner: st, RLS: st},
+		Reads:       []perf.Result{{Name: "get by key", Target: 5 * time.Millisecond, RLS: st, FloorRatio: 1.5, OwnerError: "boom"}},
+		Writes:      []perf.Result{{Name: "commit of 1000 changes", RLS: st}},
+		NotMeasured: []string{"overlay reads"},
+	}
+	var md bytes.Buffer
+	require.NoError(t, rep.WriteMarkdown(&md))
+	out := md.String()
+	for _, want := range []string{
+		"| Operation | Target p95 | owner p50 | owner p95 | owner p99 | rls p50 | rls p95 | rls p99 | ratio to floor |",
+		"| get by key | 5.00 | — | — | — | 1.50 | 2.00 | 3.00 | 1.5× |",
+		"| commit of 1000 changes | — | 3 | 1.50 | 2.00 | 3.00 | 1.00 |",
+		"- overlay reads: not implemented yet",
+		"- get by key (owner): boom",
+		"925 Records on main",
+	} {
+		require.Contains(t, out, want)
+	}
+	var js bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
+	var back perf.Report
+	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
+	require.Equal(t, rep.Reads, back.Reads)
+	require.True(t, strings.HasPrefix(js.String(), "{"))
+}
+
+func TestWorkloadOnLoadedDomain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	cfg := supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}
+	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
+	require.NoError(t, err)
+	gen, err := supply.New(cfg)
+	require.NoError(t, err)
+	w, err := perf.NewWorkload(ctx, s, gen, 3, 4)
+	require.NoError(t, err)
+	_, err = w.BuildIndexes(ctx)
+	require.NoError(t, err)
+	h := perf.Harness{Warmup: 1, Iterations: 3}
+	floor, err := h.Run(ctx, []perf.Op{w.Floor()}, nil)
+	require.NoError(t, err)
+	require.NotNil(t, floor[0].Owner, floor[0].OwnerError)
+	require.NotNil(t, floor[0].RLS, floor[0].RLSError)
+	ops := append(w.Reads(), w.CommitParts(10, 0))
+	require.Len(t, ops, len(perf.ReadNames())+1)
+	res, err := h.Run(ctx, ops, &floor[0])
+	require.NoError(t, err)
+	for _, r := range res {
+		require.Empty(t, r.OwnerError, r.Name)
+		require.Empty(t, r.RLSError, r.Name)
+		require.NotNil(t, r.RLS, r.Name)
+	}
+}

@@ -1,0 +1,19 @@
+// Package perf is Lorebase's performance harness: it loads the supply
+// Domain (package internal/supply) through the commit pipeline, keeps a
+// loaded fixture as a template database, measures reads and writes as the
+// owner and as lorebase_app, and writes a Markdown report and a JSON file.
+//
+// Loading is resumable: the stream of a dataset is deterministic, every
+// batch is one commit whose message numbers it, and a commit is atomic, so
+// the number of load commits on main is the number of batches to skip.
+//
+// Measurements take closures (func(ctx) error): each runs its warm-up
+// calls, then its timed calls one after the other, and the harness keeps
+// every latency to compute p50, p95, p99 and the mean. The floor, a bare
+// primary-key SELECT on mat_records over the same pool, tells what any read
+// costs before it does any work: the driver, the round trip and, for
+// lorebase_app, the scoping of the transaction.
+//
+// The commands are perf/cmd/supply (load only) and perf/cmd/bench (load if
+// needed, then measure); docs/perf-harness.md describes both.
+package perf

@@ -1,0 +1,81 @@
+package perf
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lorebase/lorebase/internal/supply"
+)
+
+// CommonFlags are the flags perf/cmd/supply and perf/cmd/bench share.
+type CommonFlags struct {
+	Scale        int
+	Seed         uint64
+	ExtraLinks   int
+	BatchSize    int
+	DatabaseURL  string
+	SeedDatabase string
+	Database     string
+	Keep         bool
+	Durable      bool
+	Settings     SettingFlags
+}
+
+// Register adds the flags to fs.
+func (c *CommonFlags) Register(fs *flag.FlagSet) {
+	fs.IntVar(&c.Scale, "scale", 5, "dataset scale: about 185 Records per unit (540: 100k, 5406: 1M)")
+	fs.Uint64Var(&c.Seed, "seed", 1, "dataset seed")
+	fs.IntVar(&c.ExtraLinks, "extra-links", 4, "supplied_by and stocked_at Links per Part beyond the first of each")
+	fs.IntVar(&c.BatchSize, "batch-size", DefaultBatchSize, "changes per load commit")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "a running server to create databases in (default: LOREBASE_TEST_DATABASE_URL, LOREBASE_DATABASE_URL, else a throwaway cluster)")
+	fs.StringVar(&c.SeedDatabase, "seed-database", "", "load once into this database and keep it; each run works on a fresh copy of it")
+	fs.StringVar(&c.Database, "database", "", "name of the database to create and measure (default: a random name)")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the measured database afterwards")
+	fs.BoolVar(&c.Durable, "durable", true, "throwaway cluster only: keep fsync and synchronous_commit on")
+	fs.Var(&c.Settings, "pg", "throwaway cluster only: a postgresql.conf setting name=value over the defaults (repeatable)")
+}
+
+// SupplyConfig is the dataset the flags select.
+func (c *CommonFlags) SupplyConfig() supply.Config {
+	return supply.Config{Seed: c.Seed, Scale: c.Scale, ExtraLinks: c.ExtraLinks}
+}
+
+// ServerOptions are the server the flags select.
+func (c *CommonFlags) ServerOptions() ServerOptions {
+	settings := DefaultSettings()
+	for k, v := range c.Settings {
+		settings[k] = v
+	}
+	return ServerOptions{URL: c.DatabaseURL, Settings: settings, Durable: c.Durable}
+}
+
+// SettingFlags collects name=value flags.
+type SettingFlags map[string]string
+
+// String implements flag.Value.
+func (s *SettingFlags) String() string {
+	if s == nil {
+		return ""
+	}
+	out := make([]string, 0, len(*s))
+	for k, v := range *s {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+// Set implements flag.Value.
+func (s *SettingFlags) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want name=value, got %q", v)
+	}
+	if *s == nil {
+		*s = SettingFlags{}
+	}
+	(*s)[k] = val
+	return nil
+}

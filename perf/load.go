@@ -1,0 +1,250 @@
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/store"
+)
+
+// DomainName is the Domain the harness loads and measures.
+const DomainName = "supply"
+
+// Branch is the branch the harness loads.
+const Branch = "main"
+
+// DefaultBatchSize is the number of changes per load commit.
+const DefaultBatchSize = 10_000
+
+// loadMessage prefixes the message of every load commit; the resume logic
+// counts the commits carrying it.
+const loadMessage = "supply load batch "
+
+// LoadOptions select the dataset and how it is loaded.
+type LoadOptions struct {
+	Supply supply.Config
+	// BatchSize is the number of changes per commit (DefaultBatchSize when 0).
+	BatchSize int
+	// Progress receives a progress line now and then (nil: none).
+	Progress io.Writer
+	// StopAfter stops after committing this many batches in this call
+	// (0: load everything), as an interruption would.
+	StopAfter int
+	// SkipVacuum leaves out the VACUUM ANALYZE after a completed load.
+	SkipVacuum bool
+}
+
+// LoadResult tells what a Load did.
+type LoadResult struct {
+	DomainID  int32         `json:"-"`
+	Batches   int           `json:"batches"`   // batches of the whole dataset
+	Skipped   int           `json:"skipped"`   // batches committed by earlier runs
+	Committed int           `json:"committed"` // batches committed by this run
+	Records   int           `json:"records"`   // Records committed by this run
+	Links     int           `json:"links"`     // stored Links committed by this run
+	Duration  time.Duration `json:"duration_ns"`
+	Vacuum    time.Duration `json:"vacuum_ns"`
+	Complete  bool          `json:"complete"`
+}
+
+// RecordsPerSecond is the rate of Records committed by this run.
+func (r *LoadResult) RecordsPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Records) / r.Duration.Seconds()
+}
+
+// ChangesPerSecond is the rate of changes (Records and Links) committed by this run.
+func (r *LoadResult) ChangesPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Records+r.Links) / r.Duration.Seconds()
+}
+
+// loadProvenance marks every load commit with the dataset it belongs to, so
+// a resumed load refuses a database holding another dataset.
+type loadProvenance struct {
+	Tool       string `json:"tool"`
+	Seed       uint64 `json:"seed"`
+	Scale      int    `json:"scale"`
+	ExtraLinks int    `json:"extra_links"`
+	BatchSize  int    `json:"batch_size"`
+}
+
+// Load loads the supply Domain into the store through the commit pipeline:
+// the Domain and its schema first when missing, then the batches no earlier
+// run committed, then VACUUM ANALYZE. Running it on a complete load does
+// nothing but check it.
+func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, error) {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	g, err := supply.New(opts.Supply)
+	if err != nil {
+		return nil, fmt.Errorf("load supply: %w", err)
+	}
+	d, err := s.DomainByName(ctx, DomainName)
+	if errors.Is(err, store.ErrNotFound) {
+		d, err = s.CreateDomain(ctx, DomainName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load supply: %w", err)
+	}
+	res := &LoadResult{DomainID: d.ID, Batches: g.BatchCount(opts.BatchSize)}
+	pipe := commit.New(s, commit.Config{})
+
+	prov, err := json.Marshal(loadProvenance{Tool: "perf/supply", Seed: opts.Supply.Seed, Scale: opts.Supply.Scale,
+		ExtraLinks: opts.Supply.ExtraLinks, BatchSize: opts.BatchSize})
+	if err != nil {
+		return nil, fmt.Errorf("load supply: %w", err)
+	}
+	if err := ensureSchema(ctx, s, pipe, d.ID); err != nil {
+		return nil, fmt.Errorf("load supply: %w", err)
+	}
+	done, err := committedBatches(ctx, s, d.ID, prov)
+	if err != nil {
+		return nil, fmt.Errorf("load supply: %w", err)
+	}
+	if done > res.Batches {
+		return nil, fmt.Errorf("load supply: the database holds %d load commits, the dataset has %d batches", done, res.Batches)
+	}
+	res.Skipped = done
+	pr := newProgress(opts.Progress, g.Counts().Changes(), done*opts.BatchSize)
+	start := time.Now()
+	n := done
+	for batch := range g.Batches(opts.BatchSize, done) {
+		if opts.StopAfter > 0 && res.Committed == opts.StopAfter {
+			break
+		}
+		req := &commit.Request{
+			Message:    fmt.Sprintf("%s%d/%d", loadMessage, n+1, res.Batches),
+			Author:     "perf:loader",
+			Provenance: prov,
+			Changes:    toCommitChanges(batch),
+		}
+		if _, err := pipe.Commit(ctx, d.ID, Branch, req, ""); err != nil {
+			return res, fmt.Errorf("load supply: commit batch %d/%d: %w", n+1, res.Batches, err)
+		}
+		n++
+		res.Committed++
+		for _, c := range batch {
+			if c.Op == "put" {
+				res.Records++
+			} else {
+				res.Links++
+			}
+		}
+		res.Duration = time.Since(start)
+		pr.update(n, res.Batches, len(batch), res.Records, res.Links)
+	}
+	res.Duration = time.Since(start)
+	res.Complete = n == res.Batches
+	pr.done(res)
+	if res.Complete && res.Committed > 0 && !opts.SkipVacuum {
+		t := time.Now()
+		if _, err := s.Pool.Exec(ctx, "VACUUM ANALYZE", pgx.QueryExecModeSimpleProtocol); err != nil {
+			return res, fmt.Errorf("load supply: vacuum analyze: %w", err)
+		}
+		res.Vacuum = time.Since(t)
+	}
+	return res, nil
+}
+
+// ensureSchema puts the supply schema on main unless main has a schema already.
+func ensureSchema(ctx context.Context, s *store.Store, pipe *commit.Pipeline, domainID int32) error {
+	var seq int64
+	err := s.Pool.QueryRow(ctx, `SELECT s.seq FROM schemas s JOIN refs r ON r.domain_id = s.domain_id AND r.id = s.branch_id
+		WHERE s.domain_id = $1 AND r.name = $2`, domainID, Branch).Scan(&seq)
+	if err != nil {
+		return fmt.Errorf("read schema of %s: %w", Branch, err)
+	}
+	if seq > 0 {
+		return nil
+	}
+	_, err = pipe.PutSchema(ctx, domainID, Branch, &commit.SchemaRequest{
+		Document: json.RawMessage(supply.Schema),
+		Author:   "perf:loader",
+		Message:  "supply schema",
+	})
+	if err != nil {
+		return fmt.Errorf("put schema: %w", err)
+	}
+	return nil
+}
+
+// committedBatches counts the load commits on main; every one of them must
+// carry the provenance of this dataset.
+func committedBatches(ctx context.Context, s *store.Store, domainID int32, prov []byte) (int, error) {
+	var n, other int
+	err := s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE provenance IS DISTINCT FROM $3::jsonb)
+		FROM revisions v JOIN refs r ON r.domain_id = v.domain_id AND r.id = v.branch_id
+		WHERE v.domain_id = $1 AND r.name = $2 AND v.message LIKE $4`,
+		domainID, Branch, string(prov), loadMessage+"%").Scan(&n, &other)
+	if err != nil {
+		return 0, fmt.Errorf("count load commits: %w", err)
+	}
+	if other > 0 {
+		return 0, fmt.Errorf("the Domain %s holds %d load commits of another dataset (want %s): load into another database", DomainName, other, prov)
+	}
+	return n, nil
+}
+
+func toCommitChanges(batch []supply.Change) []commit.Change {
+	out := make([]commit.Change, len(batch))
+	for i, c := range batch {
+		out[i] = commit.Change{Op: c.Op, Kind: c.Kind, Key: c.Key, Values: c.Values, Relation: c.Relation, From: c.From, To: c.To}
+	}
+	return out
+}
+
+// progress writes a line at most every two seconds: changes loaded, rate
+// and the time left at that rate.
+type progress struct {
+	w        io.Writer
+	total    int
+	loaded   int
+	start    time.Time
+	last     time.Time
+	interval time.Duration
+}
+
+func newProgress(w io.Writer, total, loaded int) *progress {
+	now := time.Now()
+	return &progress{w: w, total: total, loaded: loaded, start: now, last: now, interval: 2 * time.Second}
+}
+
+func (p *progress) update(batch, batches, changes, records, links int) {
+	p.loaded += changes
+	if p.w == nil || time.Since(p.last) < p.interval && batch != batches {
+		return
+	}
+	p.last = time.Now()
+	el := time.Since(p.start).Seconds()
+	rate := float64(records+links) / el
+	eta := "?"
+	if rate > 0 {
+		eta = (time.Duration(float64(p.total-p.loaded)/rate) * time.Second).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "supply: batch %d/%d, %d/%d changes (%.1f%%), %.0f records/s, %.0f changes/s, ETA %s\n",
+		batch, batches, p.loaded, p.total, 100*float64(p.loaded)/float64(max(1, p.total)),
+		float64(records)/el, rate, eta)
+}
+
+func (p *progress) done(r *LoadResult) {
+	if p.w == nil {
+		return
+	}
+	fmt.Fprintf(p.w, "supply: %d batches committed in %s (%d skipped, complete: %t): %d records, %d links, %.0f records/s, %.0f changes/s\n",
+		r.Committed, r.Duration.Round(time.Millisecond), r.Skipped, r.Complete, r.Records, r.Links,
+		r.RecordsPerSecond(), r.ChangesPerSecond())
+}

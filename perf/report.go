@@ -1,0 +1,203 @@
+package perf
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Report is one run of the harness: where and on what it measured, and the
+// results. It is written as Markdown for people and as JSON for comparisons.
+type Report struct {
+	At         time.Time     `json:"at"`
+	Command    string        `json:"command"`
+	Machine    Machine       `json:"machine"`
+	Postgres   Postgres      `json:"postgres"`
+	Dataset    Dataset       `json:"dataset"`
+	Load       *LoadResult   `json:"load,omitempty"`
+	FromSeed   string        `json:"from_seed,omitempty"`
+	IndexBuild time.Duration `json:"index_build_ns"`
+	Warmup     int           `json:"warmup"`
+	Iterations int           `json:"iterations"`
+	Floor      Result        `json:"floor"`
+	Reads      []Result      `json:"reads"`
+	Writes     []Result      `json:"writes"`
+	// NotMeasured names the reads of design section 6 this run could not
+	// measure (not implemented yet).
+	NotMeasured []string `json:"not_measured,omitempty"`
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteMarkdown writes the report as Markdown, with tables like those of
+// the reference performance report.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	d := r.Dataset
+	p("# Lorebase performance: supply, scale %d", d.Scale)
+	p("")
+	p("Run %s with `%s`.", r.At.UTC().Format("2006-01-02 15:04 MST"), r.Command)
+	p("")
+	p("## Dataset")
+	p("")
+	p("- supply Domain, seed %d, scale %d, %d extra `supplied_by` and `stocked_at` Links per Part.", d.Seed, d.Scale, d.ExtraLinks)
+	p("- %s Records on main (%s), %s Links (%s stored, %s foreign-key), %s Revisions.",
+		thousands(d.Records), byKind(d.ByKind), thousands(d.Links), thousands(d.StoredLinks), thousands(d.Links-d.StoredLinks), thousands(d.Revisions))
+	if l := r.Load; l != nil {
+		if l.Committed > 0 {
+			p("- Loaded through the commit pipeline in %d commits: %s (%.0f Records/s, %.0f changes/s), VACUUM ANALYZE %s.",
+				l.Committed, l.Duration.Round(time.Second), l.RecordsPerSecond(), l.ChangesPerSecond(), l.Vacuum.Round(time.Second))
+		} else {
+			p("- Loaded earlier (%d commits); nothing loaded in this run.", l.Skipped)
+		}
+	}
+	if r.FromSeed != "" {
+		p("- Measured on a copy of the seed database `%s` (CREATE DATABASE ... TEMPLATE).", r.FromSeed)
+	}
+	p("- Per-Attribute indexes built in %s; database size %s.", r.IndexBuild.Round(time.Millisecond), d.DatabaseSize)
+	p("- %d timed calls per read and role after %d warm-up calls, random keys and queries from the dataset; owner pass first, then rls.", r.Iterations, r.Warmup)
+	p("")
+	p("## Environment")
+	p("")
+	m := r.Machine
+	p("- machine: %s, %d cores, %.1f GiB, %s", orDash(m.CPU), m.Cores, float64(m.MemoryBytes)/(1<<30), m.OS)
+	p("- go: %s", m.Go)
+	p("- postgres: %s", r.Postgres.Version)
+	keys := make([]string, 0, len(r.Postgres.Settings))
+	for k := range r.Postgres.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p("- %s: %s", k, r.Postgres.Settings[k])
+	}
+	p("")
+	p("## Reads (milliseconds)")
+	p("")
+	p("owner: the read's SQL function as the owner (not subject to row-level security). rls: the read through package reads as lorebase_app, subject to the domain_isolation policies (what Keeper serves: validation, the scoped transaction in one round trip, decoding). Ratio to floor: rls p50 over the floor's rls p50.")
+	p("")
+	p("| Operation | Target p95 | owner p50 | owner p95 | owner p99 | rls p50 | rls p95 | rls p99 | ratio to floor |")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	rows := append([]Result{r.Floor}, r.Reads...)
+	for _, x := range rows {
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target),
+			stat(x.Owner, 50), stat(x.Owner, 95), stat(x.Owner, 99),
+			stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
+	}
+	if len(r.Writes) > 0 {
+		p("")
+		p("## Writes (milliseconds)")
+		p("")
+		p("| Operation | Target p95 | Runs | p50 | p95 | p99 | mean |")
+		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+		for _, x := range r.Writes {
+			s := x.RLS
+			if s == nil {
+				s = x.Owner
+			}
+			runs := 0
+			if s != nil {
+				runs = s.N
+			}
+			p("| %s | %s | %d | %s | %s | %s | %s |", x.Name, target(x.Target), runs, stat(s, 50), stat(s, 95), stat(s, 99), stat(s, 0))
+		}
+	}
+	var failures []string
+	for _, x := range append(rows, r.Writes...) {
+		if x.OwnerError != "" {
+			failures = append(failures, fmt.Sprintf("- %s (owner): %s", x.Name, x.OwnerError))
+		}
+		if x.RLSError != "" {
+			failures = append(failures, fmt.Sprintf("- %s (rls): %s", x.Name, x.RLSError))
+		}
+	}
+	if len(failures) > 0 || len(r.NotMeasured) > 0 {
+		p("")
+		p("## Not measured")
+		p("")
+		for _, n := range r.NotMeasured {
+			p("- %s: not implemented yet", n)
+		}
+		for _, f := range failures {
+			p("%s", f)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func stat(s *Stats, pct int) string {
+	if s == nil {
+		return "—"
+	}
+	switch pct {
+	case 50:
+		return ms(s.P50)
+	case 95:
+		return ms(s.P95)
+	case 99:
+		return ms(s.P99)
+	}
+	return ms(s.Mean)
+}
+
+func target(d time.Duration) string {
+	if d == 0 {
+		return "—"
+	}
+	return ms(d)
+}
+
+func ratio(x float64) string {
+	if x == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f×", x)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func byKind(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %s", k, thousands(int64(m[k])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// thousands formats n with commas: 1,000,110.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,398 @@
+package perf
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
+)
+
+// Workload builds the operations of a run over a loaded supply Domain.
+type Workload struct {
+	Store    *store.Store
+	Reader   *reads.Reader
+	Pipeline *commit.Pipeline
+	Gen      *supply.Generator
+	DomainID int32
+	BranchID int32
+	// Seed draws the keys and queries (the dataset's seed is Gen's).
+	Seed uint64
+	// Calls is how many keys and queries each operation cycles through
+	// (warm-up plus timed calls is enough for every call to differ).
+	Calls int
+}
+
+// NewWorkload resolves the Domain and main of a loaded store.
+func NewWorkload(ctx context.Context, s *store.Store, gen *supply.Generator, seed uint64, calls int) (*Workload, error) {
+	d, err := s.DomainByName(ctx, DomainName)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	var branchID int32
+	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, d.ID, Branch).Scan(&branchID); err != nil {
+		return nil, fmt.Errorf("workload: branch %s: %w", Branch, err)
+	}
+	return &Workload{Store: s, Reader: reads.New(s, reads.Config{}), Pipeline: commit.New(s, commit.Config{}),
+		Gen: gen, DomainID: d.ID, BranchID: branchID, Seed: seed, Calls: max(calls, 1)}, nil
+}
+
+// BuildIndexes builds the per-Attribute indexes of main's schema, as the
+// store.index jobs would (idempotent: existing indexes are kept).
+func (w *Workload) BuildIndexes(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	var compiled []byte
+	err := w.Store.Pool.QueryRow(ctx, `SELECT compiled FROM schemas WHERE domain_id = $1 AND branch_id = $2`,
+		w.DomainID, w.BranchID).Scan(&compiled)
+	if err != nil {
+		return 0, fmt.Errorf("build indexes: read schema: %w", err)
+	}
+	var sc schema.Schema
+	if err := json.Unmarshal(compiled, &sc); err != nil {
+		return 0, fmt.Errorf("build indexes: decode schema: %w", err)
+	}
+	for _, a := range jobs.IndexBuildsForSchema(nil, &sc) {
+		a.DomainID, a.BranchID = w.DomainID, w.BranchID
+		if err := jobs.BuildIndex(ctx, w.Store, a); err != nil {
+			return 0, fmt.Errorf("build indexes: %s.%s: %w", a.KindName, a.Attribute, err)
+		}
+	}
+	if _, err := w.Store.Pool.Exec(ctx, "ANALYZE", pgx.QueryExecModeSimpleProtocol); err != nil {
+		return 0, fmt.Errorf("build indexes: analyze: %w", err)
+	}
+	return time.Since(start), nil
+}
+
+// cycle hands out the items of a list in turn.
+type cycle[T any] struct {
+	items []T
+	next  int
+}
+
+func (c *cycle[T]) take() T {
+	v := c.items[c.next%len(c.items)]
+	c.next++
+	return v
+}
+
+func (w *Workload) rand(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(w.Seed, stream)) }
+
+type kindKey struct{ kind, key string }
+
+// keys draws random Records, every Record equally likely.
+func (w *Workload) keys(stream uint64) *cycle[kindKey] {
+	r := w.rand(stream)
+	c := w.Gen.Counts()
+	kinds := []string{supply.KindSupplier, supply.KindWarehouse, supply.KindPart, supply.KindPurchaseOrder, supply.KindRiskFlag}
+	out := make([]kindKey, w.Calls)
+	for i := range out {
+		n := r.IntN(c.Records())
+		for _, k := range kinds {
+			if n < c.Of(k) {
+				out[i] = kindKey{k, w.Gen.Key(k, n)}
+				break
+			}
+			n -= c.Of(k)
+		}
+	}
+	return &cycle[kindKey]{items: out}
+}
+
+// ownerRead runs one read function as the owner: the Domain is set in the
+// transaction (the functions read it from there) and the role stays the
+// owner, so row-level security does not apply. One round trip, like
+// store.Read.
+func (w *Workload) ownerRead(ctx context.Context, sql string, args ...any) error {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN READ ONLY")
+	b.Queue(`SELECT set_config('lorebase.domain_id', $1, true)`, strconv.Itoa(int(w.DomainID)))
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+		}
+		return rows.Err()
+	})
+	b.Queue("COMMIT")
+	conn, err := w.Store.Pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // connection is discarded
+		}
+		return err
+	}
+	return nil
+}
+
+// Floor is the bare primary-key SELECT on mat_records: as the owner one
+// statement on the pool, as lorebase_app through store.Read (BEGIN READ
+// ONLY, the scope, the SELECT and COMMIT in one round trip).
+func (w *Workload) Floor() Op {
+	const q = `SELECT key FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND key = $3`
+	keys := w.keys(1)
+	return Op{
+		Name: "floor: primary-key SELECT",
+		Owner: func(ctx context.Context) error {
+			var k string
+			return w.Store.Pool.QueryRow(ctx, q, w.DomainID, w.BranchID, keys.take().key).Scan(&k)
+		},
+		RLS: func(ctx context.Context) error {
+			found := false
+			err := w.Store.Read(ctx, w.DomainID, q, []any{w.DomainID, w.BranchID, keys.take().key}, func(rows pgx.Rows) error {
+				for rows.Next() {
+					found = true
+				}
+				return nil
+			})
+			if err == nil && !found {
+				err = store.ErrNotFound
+			}
+			return err
+		},
+	}
+}
+
+// ReadNames are the reads of design section 6, in report order. Every one
+// is wired in Reads; a read added to package reads gets a line here and a
+// case there.
+var readNames = []string{
+	"get by key", "list page of 50", "links of a record", "2-hop neighborhood", "query by indexed attribute",
+	"full-text search", "typo-tolerant full-text search", "partial-match full-text search", "entity resolution",
+	"record history page", "record lineage",
+}
+
+// PendingReads names reads of design section 6 that are not measured yet
+// (none: every read of package reads is wired). A read listed here shows
+// in the report as not measured.
+var pendingReads = []string{}
+
+// ReadNames returns the reads a run measures, in report order.
+func ReadNames() []string { return append([]string(nil), readNames...) }
+
+// PendingReads returns the reads not measured yet.
+func PendingReads() []string { return append([]string(nil), pendingReads...) }
+
+// Reads returns the read operations of design section 6 with their p95
+// budgets: lorebase_app through package reads (what Keeper serves), the
+// owner through the same SQL functions without the role switch.
+func (w *Workload) Reads() []Op {
+	def := reads.DefaultConfig()
+	br := Branch
+	pageKinds := w.keys(2)
+	queryWords := &cycle[string]{items: supply.Words(w.Seed, w.Calls)}
+	typos := supply.Typos(w.Seed+1, w.Calls)
+	misspelled := make([]string, len(typos))
+	for i, t := range typos {
+		misspelled[i] = t.Misspelled
+	}
+	typoWords := &cycle[string]{items: misspelled}
+	phrases := &cycle[string]{items: supply.Queries(w.Seed+2, w.Calls)}
+	suppliers := w.supplierKeys(3)
+	mentions := w.mentions(4)
+	keysFor := func(stream uint64) *cycle[kindKey] { return w.keys(stream) }
+
+	ops := make([]Op, 0, len(readNames))
+	for i, name := range readNames {
+		keys := keysFor(uint64(10 + i))
+		var op Op
+		switch name {
+		case "get by key":
+			op = Op{Target: 5 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_get($1, $2, NULL)`, br, keys.take().key)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.Get(ctx, w.DomainID, br, keys.take().key, "")
+					return err
+				}}
+		case "list page of 50":
+			op = Op{Target: 20 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					k := pageKinds.take()
+					return w.ownerRead(ctx, `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, br, k.kind, k.key, 51)
+				},
+				RLS: func(ctx context.Context) error {
+					k := pageKinds.take()
+					_, err := w.Reader.Page(ctx, w.DomainID, br, reads.PageQuery{Kind: k.kind, After: k.key, Limit: 50})
+					return err
+				}}
+		case "links of a record":
+			op = Op{Target: 10 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, br, keys.take().key, "both", "")
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.Links(ctx, w.DomainID, br, keys.take().key, reads.LinksQuery{Direction: "both"})
+					return err
+				}}
+		case "2-hop neighborhood":
+			op = Op{Target: 30 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, br, keys.take().key, 2, 200, def.NeighborhoodFanout)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.Neighborhood(ctx, w.DomainID, br, keys.take().key, 2, 200)
+					return err
+				}}
+		case "query by indexed attribute":
+			// The purchase orders of a Supplier: PurchaseOrder.supplier is indexed.
+			op = Op{Target: 25 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`,
+						br, supply.KindPurchaseOrder, "supplier", suppliers.take(), "", 51)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
+						Attribute: "supplier", Value: suppliers.take(), Limit: 50})
+					return err
+				}}
+		case "full-text search", "typo-tolerant full-text search", "partial-match full-text search":
+			qs := map[string]*cycle[string]{"full-text search": queryWords, "typo-tolerant full-text search": typoWords,
+				"partial-match full-text search": phrases}[name]
+			op = Op{Target: 50 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`,
+						br, qs.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: qs.take()})
+					return err
+				}}
+		case "entity resolution":
+			// No budget in design section 6; held to the search budget.
+			op = Op{Target: 50 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`,
+						br, mentions.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.Resolve(ctx, w.DomainID, br, mentions.take(), "", 0)
+					return err
+				}}
+		case "record history page":
+			op = Op{Target: 10 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`,
+						br, keys.take().key, "", def.HistoryDefaultLimit+1)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.History(ctx, w.DomainID, br, keys.take().key, 0, "")
+					return err
+				}}
+		case "record lineage":
+			op = Op{Target: 10 * time.Millisecond,
+				Owner: func(ctx context.Context) error {
+					return w.ownerRead(ctx, `SELECT * FROM lb_lineage($1, $2)`, br, keys.take().key)
+				},
+				RLS: func(ctx context.Context) error {
+					_, err := w.Reader.Lineage(ctx, w.DomainID, br, keys.take().key)
+					return err
+				}}
+		default:
+			continue
+		}
+		op.Name = name
+		ops = append(ops, op)
+	}
+	return ops
+}
+
+// supplierKeys draws Supplier keys uniformly.
+func (w *Workload) supplierKeys(stream uint64) *cycle[string] {
+	r := w.rand(stream)
+	out := make([]string, w.Calls)
+	for i := range out {
+		out[i] = w.Gen.Key(supply.KindSupplier, r.IntN(w.Gen.Counts().Suppliers))
+	}
+	return &cycle[string]{items: out}
+}
+
+// mentions draws Supplier names, every other one misspelled in its first
+// long word: the mentions of entity resolution.
+func (w *Workload) mentions(stream uint64) *cycle[string] {
+	r := w.rand(stream)
+	out := make([]string, w.Calls)
+	for i := range out {
+		c, err := w.Gen.Record(supply.KindSupplier, r.IntN(w.Gen.Counts().Suppliers))
+		if err != nil {
+			continue
+		}
+		var v struct{ Name string }
+		_ = json.Unmarshal(c.Values, &v)
+		out[i] = v.Name
+		if i%2 == 1 {
+			if m, ok := supply.Misspell(v.Name[:min(len(v.Name), 6)]); ok {
+				out[i] = m + v.Name[min(len(v.Name), 6):]
+			}
+		}
+	}
+	return &cycle[string]{items: out}
+}
+
+// CommitParts is a commit of n Part updates on distinct random Parts
+// (fewer when the dataset has fewer Parts), as lorebase_app through the
+// commit pipeline: each change puts the Part's generated values with a new
+// weight_kg, so every call commits new values.
+func (w *Workload) CommitParts(n int, target time.Duration) Op {
+	r := w.rand(5 + uint64(n))
+	parts := w.Gen.Counts().Parts
+	n = min(n, parts)
+	round := 0
+	return Op{
+		Name:   fmt.Sprintf("commit of %d changes", n),
+		Target: target,
+		RLS: func(ctx context.Context) error {
+			round++
+			changes := make([]commit.Change, 0, n)
+			for _, p := range sample(r, parts, n) {
+				c, err := w.Gen.Record(supply.KindPart, p)
+				if err != nil {
+					return err
+				}
+				var v map[string]any
+				if err := json.Unmarshal(c.Values, &v); err != nil {
+					return fmt.Errorf("decode part %s: %w", c.Key, err)
+				}
+				v["weight_kg"] = float64(1+r.IntN(100000)) / 1000
+				b, err := json.Marshal(v)
+				if err != nil {
+					return fmt.Errorf("encode part %s: %w", c.Key, err)
+				}
+				changes = append(changes, commit.Change{Op: "put", Kind: c.Kind, Key: c.Key, Values: b})
+			}
+			_, err := w.Pipeline.Commit(ctx, w.DomainID, Branch, &commit.Request{
+				Message: fmt.Sprintf("perf: update %d parts (%d)", n, round), Author: "perf:bench", Changes: changes,
+			}, "")
+			return err
+		},
+	}
+}
+
+// sample draws n distinct integers of [0, max) (n ≤ max) in O(n).
+func sample(r *rand.Rand, max, n int) []int {
+	if n*2 > max {
+		return r.Perm(max)[:n]
+	}
+	seen := make(map[int]bool, n)
+	out := make([]int, 0, n)
+	for len(out) < n {
+		if v := r.IntN(max); !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

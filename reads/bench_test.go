@@ -1,0 +1,79 @@
+package reads_test
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/lorebase/lorebase/reads"
+)
+
+// BenchmarkReads times each read as lorebase_app over a generated Domain
+// (LOREBASE_BENCH_RECORDS Records, default 20,000) and reports p50/p95.
+func BenchmarkReads(b *testing.B) {
+	s := newStore(b)
+	f := newFixture(b, s, "bench")
+	n := benchRecords()
+	generate(b, f, n)
+	ns := n / 10
+	key := func(i int) string {
+		if i%10 == 0 {
+			return fmt.Sprintf("S-%d", i%ns+1)
+		}
+		return fmt.Sprintf("P-%d", i%(n-ns)+1)
+	}
+	for _, bc := range []struct {
+		name string
+		run  func(i int) error
+	}{
+		{"get", func(i int) error { _, err := f.r.Get(f.ctx, f.domain, "main", key(i), ""); return err }},
+		{"page50", func(i int) error {
+			_, err := f.r.Page(f.ctx, f.domain, "main", reads.PageQuery{Kind: "Part", After: key(i*10 + 1), Limit: 50})
+			return err
+		}},
+		{"links", func(i int) error {
+			_, err := f.r.Links(f.ctx, f.domain, "main", fmt.Sprintf("S-%d", i%ns+1), reads.LinksQuery{})
+			return err
+		}},
+		{"neighborhood2", func(i int) error {
+			_, err := f.r.Neighborhood(f.ctx, f.domain, "main", key(i), 2, 200)
+			return err
+		}},
+		{"query_by_attribute", func(i int) error {
+			_, err := f.r.Page(f.ctx, f.domain, "main", reads.PageQuery{Kind: "Supplier", Attribute: "country", Value: fmt.Sprintf("C%d", i%50)})
+			return err
+		}},
+		{"search", func(i int) error {
+			_, err := f.r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: fmt.Sprintf("part w%d", i*11%997)})
+			return err
+		}},
+		{"search_typo", func(i int) error {
+			_, err := f.r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: fmt.Sprintf("suplpier w%d", i*7%997)})
+			return err
+		}},
+		{"search_partial", func(i int) error {
+			_, err := f.r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: fmt.Sprintf("w%d w%d w%d", i%997, (i+5)%997, (i+9)%997)})
+			return err
+		}},
+		{"resolve", func(i int) error { _, err := f.r.Resolve(f.ctx, f.domain, "main", "supplier w7", "", 10); return err }},
+		{"history", func(i int) error { _, err := f.r.History(f.ctx, f.domain, "main", key(i), 20, ""); return err }},
+		{"lineage", func(i int) error { _, err := f.r.Lineage(f.ctx, f.domain, "main", key(i)); return err }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; b.Loop(); i++ {
+				t0 := time.Now()
+				if err := bc.run(i); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			if len(lat) > 0 {
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+				b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95_ms")
+			}
+		})
+	}
+}

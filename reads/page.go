@@ -1,0 +1,49 @@
+package reads
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Page reads a keyset page of Records (of a Kind when q.Kind is set) in key
+// order, at the head or as of q.At. With q.Attribute it is the query by
+// Attribute (QueryByAttribute). Next is set when more Records follow.
+func (r *Reader) Page(ctx context.Context, domainID int32, branch string, q PageQuery) (*Page, error) {
+	if q.Attribute != "" || q.Value != "" {
+		return r.QueryByAttribute(ctx, domainID, branch, q)
+	}
+	n, err := limit("limit", q.Limit, r.cfg.PageDefaultLimit, r.cfg.PageMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	if err := firstErr(checkBranch(branch), checkName("kind", q.Kind, false), checkAfter(q.After),
+		checkRevision("at", q.At)); err != nil {
+		return nil, err
+	}
+	p := &Page{Records: []Record{}}
+	err = r.store.Read(ctx, domainID, `SELECT key, kind, title, "values", revision
+		FROM lb_page($1, $2, $3, $4, lb_at_seq($1, $5))`, []any{branch, q.Kind, q.After, n + 1, q.At},
+		func(rows pgx.Rows) error { return scanRecords(rows, &p.Records) })
+	if err != nil {
+		return nil, translate("page records", err)
+	}
+	cutPage(p, n)
+	return p, nil
+}
+
+// cutPage keeps n Records and sets Next when there were more.
+func cutPage(p *Page, n int) {
+	if len(p.Records) > n {
+		p.Records = p.Records[:n]
+		p.Next = p.Records[n-1].Key
+	}
+}
+
+// checkAfter validates a keyset cursor (a key; empty for the first page).
+func checkAfter(after string) error {
+	if after == "" {
+		return nil
+	}
+	return checkKey("after", after)
+}

@@ -1,0 +1,76 @@
+package reads
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SearchQuery is a full-text search.
+type SearchQuery struct {
+	Q     string // at most 500 characters
+	Kind  string // "" for every Kind
+	Limit int    // 0 for the default
+	At    string // a Revision id of the branch, "" for the head
+}
+
+// SearchResult is one matching Record. Match is "full" (every word, or its
+// correction) or "partial" (some of the words).
+type SearchResult struct {
+	Key   string  `json:"key"`
+	Kind  string  `json:"kind"`
+	Title string  `json:"title"`
+	Score float32 `json:"score"`
+	Match string  `json:"match"`
+}
+
+// SearchResults are the ranked matches, full before partial, and the
+// corrections applied to words the branch does not hold.
+type SearchResults struct {
+	Results     []SearchResult      `json:"results"`
+	Corrections map[string][]string `json:"corrections"`
+}
+
+// Search runs a typo-tolerant full-text search: each word of q (the
+// 'simple' configuration's lexemes) must match, a word absent from the
+// branch's lexicon also matches its closest lexicon words, and when fewer
+// than Config.PartialMinResults Records match every word, Records matching
+// some follow, marked partial.
+func (r *Reader) Search(ctx context.Context, domainID int32, branch string, q SearchQuery) (*SearchResults, error) {
+	n, err := limit("limit", q.Limit, r.cfg.SearchDefaultLimit, r.cfg.SearchMaxLimit)
+	if err != nil {
+		return nil, err
+	}
+	if err := firstErr(checkBranch(branch), checkText("q", q.Q, maxTextChars, true), checkName("kind", q.Kind, false),
+		checkRevision("at", q.At)); err != nil {
+		return nil, err
+	}
+	out := &SearchResults{Results: []SearchResult{}, Corrections: map[string][]string{}}
+	err = r.store.Read(ctx, domainID, `SELECT coalesce(key, ''), coalesce(kind, ''), coalesce(title, ''), coalesce(score, 0),
+			match, corrections
+		FROM lb_search($1, $2, $3, $4, lb_at_seq($1, $5), $6, $7, $8)`,
+		[]any{branch, q.Q, q.Kind, n, q.At, r.cfg.SearchCandidates, r.cfg.PartialMinResults, r.cfg.PartialCandidates},
+		func(rows pgx.Rows) error {
+			for rows.Next() {
+				var x SearchResult
+				var corr []byte
+				if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Score, &x.Match, &corr); err != nil {
+					return err
+				}
+				if x.Match == "corrections" {
+					if err := json.Unmarshal(corr, &out.Corrections); err != nil {
+						return fmt.Errorf("decode corrections: %w", err)
+					}
+					continue
+				}
+				out.Results = append(out.Results, x)
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, translate("search", err)
+	}
+	return out, nil
+}

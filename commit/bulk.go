@@ -24,14 +24,14 @@ func lit(s string) string {
 func ilit(n int32) string { return strconv.FormatInt(int64(n), 10) }
 
 // column is one column of a rowset: its name and SQL type (text, bigint,
-// integer or bytea).
+// integer, boolean or bytea).
 type column struct {
 	name string
 	typ  string
 }
 
 // rowset holds the rows of one set-based write, column by column. Each
-// entry of data is a []string, []*string, []int64, []int32 or [][]byte.
+// entry of data is a []string, []*string, []int64, []int32, []bool or [][]byte.
 type rowset struct {
 	cols []column
 	data []any
@@ -76,6 +76,8 @@ func source(ctx context.Context, tx pgx.Tx, stage string, rs *rowset, threshold,
 			case []int32:
 				row[c] = v[i]
 			case [][]byte:
+				row[c] = v[i]
+			case []bool:
 				row[c] = v[i]
 			default:
 				return nil, fmt.Errorf("staging %s: unsupported column type %T", stage, col)

@@ -421,3 +421,42 @@ func TestPatchKeepsUnchangedRef(t *testing.T) {
 	ie = b.invalid(t, req(del("S-1")))
 	require.Equal(t, "still_linked", ie.Problems[0].Code)
 }
+
+// Deleting and unlinking keep tombstone rows (read as absent); putting the
+// key again revives the row as a new Record.
+func TestTombstones(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	b.commit(t,
+		put("Supplier", "S-1", `{"name": "Acme"}`),
+		put("Part", "P-1", `{"name": "Hex bolt", "maker": "S-1"}`),
+		lnk("supplied_by", "P-1", "S-1"),
+	)
+	r2 := b.commit(t, unlnk("supplied_by", "P-1", "S-1"), del("P-1"))
+	require.Nil(t, b.record(t, "P-1"), "a deleted Record is absent")
+	require.Empty(t, b.links(t), "unlinked and the deleted Record's FK Links are absent")
+
+	var deleted bool
+	var seq int64
+	var versions int
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT deleted, seq, versions FROM mat_records
+		WHERE domain_id = $1 AND key = 'P-1'`, b.domain).Scan(&deleted, &seq, &versions))
+	require.True(t, deleted)
+	require.Equal(t, r2.Seq, seq)
+	require.Equal(t, 2, versions)
+	var tombLinks int
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT count(*) FROM mat_links
+		WHERE domain_id = $1 AND deleted AND seq = $2`, b.domain, r2.Seq).Scan(&tombLinks))
+	require.Equal(t, 2, tombLinks, "the stored Link and the FK Link")
+
+	// A patch of a deleted Record is refused; a put revives it.
+	ie := b.invalid(t, req(patch("P-1", `{"weight_kg": 1}`)))
+	require.Equal(t, "not_found", ie.Problems[0].Code)
+	r3 := b.commit(t, put("Part", "P-1", `{"name": "Hex bolt 2", "maker": "S-1"}`), lnk("supplied_by", "P-1", "S-1"))
+	p := b.record(t, "P-1")
+	require.NotNil(t, p)
+	require.Equal(t, r3.Seq, p.CreatedSeq)
+	require.Equal(t, []string{"P-1 maker S-1 r", "P-1 supplied_by S-1 l"}, b.links(t))
+	ie = b.invalid(t, req(del("S-1")))
+	require.Equal(t, "still_linked", ie.Problems[0].Code)
+}

@@ -129,7 +129,7 @@ func (b *bundle) record(t testing.TB, key string) *recRow {
 	var r recRow
 	var vals, lin []byte
 	err := b.store.Pool.QueryRow(b.ctx, `SELECT kind, title, values, lineage, created_seq, seq, versions, search::text
-		FROM mat_records WHERE domain_id = $1 AND key = $2`, b.domain, key).
+		FROM mat_records WHERE domain_id = $1 AND key = $2 AND NOT deleted`, b.domain, key).
 		Scan(&r.Kind, &r.Title, &vals, &lin, &r.CreatedSeq, &r.Seq, &r.Versions, &r.Search)
 	if err != nil {
 		return nil
@@ -142,7 +142,7 @@ func (b *bundle) record(t testing.TB, key string) *recRow {
 func (b *bundle) links(t testing.TB) []string {
 	t.Helper()
 	rows, err := b.store.Pool.Query(b.ctx, `SELECT from_key || ' ' || relation || ' ' || to_key || ' ' || origin::text
-		FROM mat_links WHERE domain_id = $1 ORDER BY 1`, b.domain)
+		FROM mat_links WHERE domain_id = $1 AND NOT deleted ORDER BY 1`, b.domain)
 	require.NoError(t, err)
 	var out []string
 	for rows.Next() {

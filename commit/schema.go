@@ -81,6 +81,13 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		if !headMatches(req.ExpectedHead, b.Head) {
 			return ErrHeadMoved
 		}
+		if b.Mode == "overlay" || b.State == "copying" {
+			return &store.InvalidError{Status: 422, Title: "schema change refused", Problems: []store.Problem{{
+				Code: "branch_reads_through",
+				Message: fmt.Sprintf("Branch %q reads through its base, so its schema follows the base's; "+
+					"change the schema on the base, or on a copy branch once its copy is done.", b.Name),
+			}}}
+		}
 		oldSch, err := loadSchema(ctx, tx, b.ID)
 		if err != nil {
 			return err
@@ -171,7 +178,7 @@ func refreshStatements(domainID, branchID int32, oldSch, newSch *schema.Schema) 
 		}
 		out = append(out, `UPDATE mat_records SET title = `+title+`,
 			search = setweight(to_tsvector('simple', `+title+`), 'A') || setweight(to_tsvector('simple', `+other+`), 'B')
-			WHERE domain_id = `+ilit(domainID)+` AND branch_id = `+ilit(branchID)+` AND kind = `+lit(name))
+			WHERE domain_id = `+ilit(domainID)+` AND branch_id = `+ilit(branchID)+` AND kind = `+lit(name)+` AND NOT deleted`)
 	}
 	return out
 }
@@ -253,8 +260,8 @@ func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, o
 	case schema.ReasonRefKindChanged:
 		a, _ := newSch.Kinds[c.Kind].Attr(c.Attribute)
 		sql := `SELECT r.key FROM mat_records r LEFT JOIN mat_records t ON t.domain_id = ` + D + ` AND t.branch_id = ` + B + `
-			AND t.key = r.values ->> ` + lit(c.Attribute) + `
-			WHERE r.domain_id = ` + D + ` AND r.branch_id = ` + B + ` AND r.kind = ` + lit(c.Kind) + `
+			AND t.key = r.values ->> ` + lit(c.Attribute) + ` AND NOT t.deleted
+			WHERE NOT r.deleted AND r.domain_id = ` + D + ` AND r.branch_id = ` + B + ` AND r.kind = ` + lit(c.Kind) + `
 			AND r.values -> ` + lit(c.Attribute) + ` IS NOT NULL AND (t.key IS NULL OR t.kind <> ` + lit(a.Kind) + `) LIMIT 1`
 		if key, found, err := one(sql); err != nil || !found {
 			return nil, err
@@ -269,8 +276,8 @@ func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, o
 		}
 	case schema.ReasonRelationRequired:
 		sql := `SELECT r.key FROM mat_records r WHERE r.domain_id = ` + D + ` AND r.branch_id = ` + B + ` AND r.kind = ` + lit(c.Kind) + `
-			AND NOT EXISTS (SELECT 1 FROM mat_links l WHERE l.domain_id = ` + D + ` AND l.branch_id = ` + B + `
-				AND l.from_key = r.key AND l.relation = ` + lit(c.Relation) + `) LIMIT 1`
+			AND NOT r.deleted AND NOT EXISTS (SELECT 1 FROM mat_links l WHERE l.domain_id = ` + D + ` AND l.branch_id = ` + B + `
+				AND NOT l.deleted AND l.from_key = r.key AND l.relation = ` + lit(c.Relation) + `) LIMIT 1`
 		if key, found, err := one(sql); err != nil || !found {
 			return nil, err
 		} else {

@@ -185,16 +185,16 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 
 	// Records: final rows, deletions, history.
 	recs := &rowset{cols: []column{{"key", "text"}, {"kind", "text"}, {"title", "text"}, {"vals", "text"},
-		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}}}
+		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}, {"deleted", "boolean"}}}
 	var rKey, rKind, rTitle, rVals, rOther, rLin []string
 	var rCreated []int64
 	var rVersions []int32
+	var rDeleted []bool
 	hist := &rowset{cols: []column{{"key", "text"}, {"op", "text"}, {"kind", "text"}, {"title", "text"},
 		{"vals", "text"}, {"object_hash", "bytea"}, {"provenance", "text"}}}
 	var hKey, hOp, hKind, hTitle []string
 	var hVals, hProv []*string
 	var hObj [][]byte
-	var delKeys []string
 	seqNum := json.Number(strconv.FormatInt(h.seq, 10))
 	for _, key := range st.order {
 		r := st.records[key]
@@ -248,10 +248,26 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 			rLin = append(rLin, string(lb))
 			rCreated = append(rCreated, created)
 			rVersions = append(rVersions, versions)
+			rDeleted = append(rDeleted, false)
 			s := string(vb)
 			valsText = &s
 		} else if r.had {
-			delKeys = append(delKeys, key)
+			// A deleted Record keeps a tombstone row: overlays forked
+			// before the deletion and reads as of an earlier Revision
+			// still find its earlier versions behind it.
+			lb, err := CanonicalJSON(r.oldLineage)
+			if err != nil {
+				return nil, fmt.Errorf("encode lineage of %q: %w", key, err)
+			}
+			rKey = append(rKey, key)
+			rKind = append(rKind, r.oldKind)
+			rTitle = append(rTitle, "")
+			rVals = append(rVals, "{}")
+			rOther = append(rOther, "")
+			rLin = append(rLin, string(lb))
+			rCreated = append(rCreated, r.createdSeq)
+			rVersions = append(rVersions, r.versions+1)
+			rDeleted = append(rDeleted, true)
 		}
 		hKey = append(hKey, key)
 		hOp = append(hOp, r.lastOp)
@@ -270,13 +286,13 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		}
 		hProv = append(hProv, ps)
 	}
-	recs.data = []any{rKey, rKind, rTitle, rVals, rOther, rLin, rCreated, rVersions}
+	recs.data = []any{rKey, rKind, rTitle, rVals, rOther, rLin, rCreated, rVersions, rDeleted}
 	recs.n = len(rKey)
 	hist.data = []any{hKey, hOp, hKind, hTitle, hVals, hObj, hProv}
 	hist.n = len(hKey)
 
 	// Links that change.
-	var addFrom, addRel, addTo, addOrigin, delFrom, delRel, delTo []string
+	var addFrom, addRel, addTo, addOrigin, delFrom, delRel, delTo, delOrigin []string
 	lh := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"op", "text"}, {"origin", "text"}}}
 	var lhFrom, lhRel, lhTo, lhOp, lhOrigin []string
 	for _, l := range st.links {
@@ -288,14 +304,14 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 			addFrom, addRel, addTo, addOrigin = append(addFrom, l.from), append(addRel, l.relation), append(addTo, l.to), append(addOrigin, string(l.origin))
 		} else {
 			op = opUnlink
-			delFrom, delRel, delTo = append(delFrom, l.from), append(delRel, l.relation), append(delTo, l.to)
+			delFrom, delRel, delTo, delOrigin = append(delFrom, l.from), append(delRel, l.relation), append(delTo, l.to), append(delOrigin, string(l.origin))
 		}
 		lhFrom, lhRel, lhTo, lhOp, lhOrigin = append(lhFrom, l.from), append(lhRel, l.relation), append(lhTo, l.to), append(lhOp, op), append(lhOrigin, string(l.origin))
 	}
 	adds := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"origin", "text"}},
 		data: []any{addFrom, addRel, addTo, addOrigin}, n: len(addFrom)}
-	dels := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}},
-		data: []any{delFrom, delRel, delTo}, n: len(delFrom)}
+	dels := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"origin", "text"}},
+		data: []any{delFrom, delRel, delTo, delOrigin}, n: len(delFrom)}
 	lh.data = []any{lhFrom, lhRel, lhTo, lhOp, lhOrigin}
 	lh.n = len(lhFrom)
 	objRows := &rowset{cols: []column{{"hash", "bytea"}, {"body", "text"}}, data: []any{objs.hashes, objs.bodies}, n: len(objs.hashes)}
@@ -323,18 +339,15 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	if err := queueRevision(batch, domainID, b, h); err != nil {
 		return nil, err
 	}
-	if len(delKeys) > 0 {
-		batch.Queue(`DELETE FROM mat_records WHERE domain_id = `+D+` AND branch_id = `+B+` AND key = ANY($1::text[])`, delKeys)
-	}
 	if err := queue("lb_stage_records", recs, func(src string) string {
 		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
 			SELECT ` + D + `, ` + B + `, u.key, u.kind, u.title, u.vals::jsonb,
 				setweight(to_tsvector('simple', u.title), 'A') || setweight(to_tsvector('simple', u.other), 'B'),
-				u.lineage::jsonb, u.created_seq, ` + seq + `, u.versions, false
+				u.lineage::jsonb, u.created_seq, ` + seq + `, u.versions, u.deleted
 			FROM ` + src + `
 			ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,
 				values = EXCLUDED.values, search = EXCLUDED.search, lineage = EXCLUDED.lineage,
-				created_seq = EXCLUDED.created_seq, seq = EXCLUDED.seq, versions = EXCLUDED.versions, deleted = false`
+				created_seq = EXCLUDED.created_seq, seq = EXCLUDED.seq, versions = EXCLUDED.versions, deleted = EXCLUDED.deleted`
 	}); err != nil {
 		return nil, err
 	}
@@ -346,14 +359,19 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		return nil, err
 	}
 	if err := queue("lb_stage_unlinks", dels, func(src string) string {
-		return `DELETE FROM mat_links WHERE domain_id = ` + D + ` AND branch_id = ` + B + `
-			AND (from_key, relation, to_key) IN (SELECT u.from_key, u.relation, u.to_key FROM ` + src + `)`
+		// Unlinked Links keep a tombstone row (see the Records above).
+		return `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq, deleted)
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", ` + seq + `, true FROM ` + src + `
+			ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO UPDATE
+				SET deleted = true, seq = EXCLUDED.seq, origin = EXCLUDED.origin`
 	}); err != nil {
 		return nil, err
 	}
 	if err := queue("lb_stage_links", adds, func(src string) string {
 		return `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq)
-			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", ` + seq + ` FROM ` + src
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", ` + seq + ` FROM ` + src + `
+			ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO UPDATE
+				SET deleted = false, seq = EXCLUDED.seq, origin = EXCLUDED.origin`
 	}); err != nil {
 		return nil, err
 	}

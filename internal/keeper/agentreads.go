@@ -1,0 +1,217 @@
+package keeper
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/lorebase/lorebase/reads"
+)
+
+// recordPath reads the branch and the key of a .../records/{key}/... path.
+func recordPath(r *http.Request) (branch, key string, err error) {
+	if branch, err = branchParam(r); err != nil {
+		return "", "", err
+	}
+	if key, err = pathParam(r, "key"); err != nil {
+		return "", "", err
+	}
+	if err = checkKey("key", key); err != nil {
+		return "", "", err
+	}
+	return branch, key, nil
+}
+
+// queryInt reads an optional integer parameter within [min, max].
+func queryInt(r *http.Request, name string, def, min, max int) (int, error) {
+	s, err := queryString(r, name)
+	if err != nil {
+		return 0, err
+	}
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min || n > max {
+		return 0, badRequest(name, "invalid", name+" must be an integer from "+strconv.Itoa(min)+" to "+strconv.Itoa(max)+".")
+	}
+	return n, nil
+}
+
+// getLinks: GET .../records/{key}/links?direction=out|in|both&relation=R&at=REV.
+func (s *Server) getLinks(w http.ResponseWriter, r *http.Request) error {
+	branch, key, err := recordPath(r)
+	if err != nil {
+		return err
+	}
+	if err := checkQuery(r, "direction", "relation", "at"); err != nil {
+		return err
+	}
+	var q reads.LinksQuery
+	if q.Direction, err = queryString(r, "direction"); err != nil {
+		return err
+	}
+	switch q.Direction {
+	case "", "out", "in", "both":
+	default:
+		return badRequest("direction", "invalid", "direction must be out, in or both.")
+	}
+	if q.Relation, err = queryString(r, "relation"); err != nil {
+		return err
+	}
+	if q.Relation != "" {
+		if err := checkName("relation", q.Relation); err != nil {
+			return err
+		}
+	}
+	if q.At, err = queryString(r, "at"); err != nil {
+		return err
+	}
+	out, err := s.reads.Links(r.Context(), domainFrom(r.Context()).ID, branch, key, q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getNeighborhood: GET .../records/{key}/neighborhood?depth=2&limit=200.
+func (s *Server) getNeighborhood(w http.ResponseWriter, r *http.Request) error {
+	branch, key, err := recordPath(r)
+	if err != nil {
+		return err
+	}
+	if err := checkQuery(r, "depth", "limit"); err != nil {
+		return err
+	}
+	depth, err := queryInt(r, "depth", 2, 1, s.cfg.Read.Neighborhood.MaxDepth)
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(r, "limit", 200, 1, s.cfg.Read.Neighborhood.MaxLimit)
+	if err != nil {
+		return err
+	}
+	out, err := s.reads.Neighborhood(r.Context(), domainFrom(r.Context()).ID, branch, key, depth, limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getHistory: GET .../records/{key}/history?limit=20&before=REV.
+func (s *Server) getHistory(w http.ResponseWriter, r *http.Request) error {
+	branch, key, err := recordPath(r)
+	if err != nil {
+		return err
+	}
+	if err := checkQuery(r, "limit", "before"); err != nil {
+		return err
+	}
+	limit, err := queryLimit(r, s.cfg.Read.History.DefaultLimit, s.cfg.Read.Page.MaxLimit)
+	if err != nil {
+		return err
+	}
+	before, err := queryString(r, "before")
+	if err != nil {
+		return err
+	}
+	out, err := s.reads.History(r.Context(), domainFrom(r.Context()).ID, branch, key, limit, before)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// getLineage: GET .../records/{key}/lineage.
+func (s *Server) getLineage(w http.ResponseWriter, r *http.Request) error {
+	branch, key, err := recordPath(r)
+	if err != nil {
+		return err
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	out, err := s.reads.Lineage(r.Context(), domainFrom(r.Context()).ID, branch, key)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// search: GET .../branches/{branch}/search?q=..&kind=K&limit=20&at=REV.
+func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
+	branch, err := branchParam(r)
+	if err != nil {
+		return err
+	}
+	if err := checkQuery(r, "q", "kind", "limit", "at"); err != nil {
+		return err
+	}
+	var q reads.SearchQuery
+	if q.Q, err = queryString(r, "q"); err != nil {
+		return err
+	}
+	if q.Q == "" {
+		return badRequest("q", "required", "q is the text to search for: ?q=hex+bolt.")
+	}
+	if q.Kind, err = queryString(r, "kind"); err != nil {
+		return err
+	}
+	if q.Kind != "" {
+		if err := checkName("kind", q.Kind); err != nil {
+			return err
+		}
+	}
+	if q.Limit, err = queryInt(r, "limit", 20, 1, s.cfg.Read.Page.MaxLimit); err != nil {
+		return err
+	}
+	if q.At, err = queryString(r, "at"); err != nil {
+		return err
+	}
+	out, err := s.reads.Search(r.Context(), domainFrom(r.Context()).ID, branch, q)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// resolve: GET .../branches/{branch}/resolve?mention=..&kind=K&limit=10.
+func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
+	branch, err := branchParam(r)
+	if err != nil {
+		return err
+	}
+	if err := checkQuery(r, "mention", "kind", "limit"); err != nil {
+		return err
+	}
+	mention, err := queryString(r, "mention")
+	if err != nil {
+		return err
+	}
+	if mention == "" {
+		return badRequest("mention", "required", "mention is the name or key to resolve: ?mention=Acme.")
+	}
+	kind, err := queryString(r, "kind")
+	if err != nil {
+		return err
+	}
+	if kind != "" {
+		if err := checkName("kind", kind); err != nil {
+			return err
+		}
+	}
+	limit, err := queryInt(r, "limit", 10, 1, 100)
+	if err != nil {
+		return err
+	}
+	out, err := s.reads.Resolve(r.Context(), domainFrom(r.Context()).ID, branch, mention, kind, limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

@@ -66,8 +66,8 @@ func TestAgentReadsOverHTTP(t *testing.T) {
 	require.Equal(t, first, vals["name"].(map[string]any)["revision"])
 
 	var found struct {
-		Results []struct{ Key, Match string } `json:"results"`
-		Corrections map[string][]string       `json:"corrections"`
+		Results     []struct{ Key, Match string } `json:"results"`
+		Corrections map[string][]string           `json:"corrections"`
 	}
 	e.must(http.StatusOK, "GET", main+"/search?q=suppleir", admin, nil).Decode(t, &found)
 	require.NotEmpty(t, found.Results)

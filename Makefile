@@ -5,10 +5,11 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 PKGS := ./...
 
-.PHONY: run test unit lint vet staticcheck migrate build bench fmt
+.PHONY: run test unit lint vet staticcheck migrate build bench fmt perf-up perf-down perf-url perf-100k perf-1m perf-10m
 
 build:
 	$(GO) build -o bin/keeper ./cmd/keeper
+	$(GO) build -o bin/storage ./cmd/storage
 
 run:
 	$(GO) run ./cmd/keeper run
@@ -35,3 +36,40 @@ migrate:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./commit/ ./reads/
+
+# Perf harness (docs/perf-harness.md). perf-up starts a long-lived
+# PostgreSQL from the machine's binaries under $(PERF_DIR), sized by the
+# storage profile $(PERF_PROFILE); the perf-* runs load their seed database
+# there once (--seed-database) and measure a fresh copy of it. perf-down
+# stops the server and deletes its data, seed databases included.
+PERF_DIR ?= .lorebase/perf-pg
+PERF_PORT ?= 55432
+PERF_PROFILE ?= 1m
+PERF_OUT ?= docs/perf
+PERF_FLAGS ?=
+PERF_PG = $(GO) run ./perf/cmd/perfpg
+PERF_BENCH = $(GO) run ./perf/cmd/bench --extra-links 4 --profile $(PERF_PROFILE) \
+	--database-url "$$($(PERF_PG) url --dir $(PERF_DIR))"
+
+perf-up:
+	@$(PERF_PG) up --dir $(PERF_DIR) --port $(PERF_PORT) --profile $(PERF_PROFILE)
+
+perf-url:
+	@$(PERF_PG) url --dir $(PERF_DIR)
+
+perf-down:
+	$(PERF_PG) down --dir $(PERF_DIR) --port $(PERF_PORT)
+
+perf-100k: perf-up
+	$(PERF_BENCH) --scale 540 --seed-database perf_seed_100k --out $(PERF_OUT)/perf-100k.md $(PERF_FLAGS)
+
+perf-1m: perf-up
+	$(PERF_BENCH) --scale 5406 --iterations 1000 --warmup 100 --seed-database perf_seed_1m \
+		--out $(PERF_OUT)/perf-1m.md $(PERF_FLAGS)
+
+# 10M Records: the 1M dataset loaded through the commit pipeline, then its
+# materialized rows copied 9 times with renumbered keys (--replicas 10),
+# measured in place (a template copy would double the disk).
+perf-10m: perf-up
+	$(PERF_BENCH) --scale 54060 --replicas 10 --iterations 300 --warmup 30 --seed-database perf_seed_10m --in-place \
+		--out $(PERF_OUT)/perf-10m.md $(PERF_FLAGS)

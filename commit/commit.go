@@ -176,7 +176,7 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 			return err
 		}
 		st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
-		if err := p.load(ctx, tx, domainID, b.ID, st, changes); err != nil {
+		if err := p.load(ctx, tx, domainID, b.ID, b.Mode == "overlay" || b.State == "copying", st, changes); err != nil {
 			return err
 		}
 		apply(st, changes, &ps)

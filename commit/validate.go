@@ -17,7 +17,7 @@ import (
 // load reads, in one statement per table, every stored Record and Link the
 // commit reads: the Records it changes, links or refers to; every Link out
 // of a Record it changes or links from; every Link into a Record it deletes.
-func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, changes []*change) error {
+func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through bool, st *state, changes []*change) error {
 	refNames := map[string]bool{}
 	for _, k := range st.sch.Kinds {
 		for _, a := range k.RefAttributes() {
@@ -52,8 +52,15 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	keys := setList(keySet)
 	D, B := ilit(domainID), ilit(branchID)
 
-	rows, err := tx.Query(ctx, `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
-		WHERE domain_id = `+D+` AND branch_id = `+B+` AND NOT deleted AND key = ANY($1::text[])`, keys)
+	// A branch that reads through its base (an overlay, a copy still
+	// copying) reads the effective state of its level chain; one that owns
+	// all its rows reads them directly.
+	recSQL := `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
+		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND key = ANY($1::text[])`
+	if through {
+		recSQL = `SELECT key, kind, values, lineage, created_seq, versions FROM lb_state_records(` + B + `, $1::text[])`
+	}
+	rows, err := tx.Query(ctx, recSQL, keys)
 	if err != nil {
 		return fmt.Errorf("read records: %w", err)
 	}
@@ -86,12 +93,18 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		return fmt.Errorf("read records: %w", err)
 	}
 
-	rows, err = tx.Query(ctx, `SELECT from_key, relation, to_key, origin FROM mat_links
-		WHERE domain_id = `+D+` AND branch_id = `+B+` AND NOT deleted AND from_key = ANY($1::text[])
+	linkSQL := `SELECT from_key, relation, to_key, origin FROM mat_links
+		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($1::text[])
 		UNION
 		SELECT from_key, relation, to_key, origin FROM mat_links
-		WHERE domain_id = `+D+` AND branch_id = `+B+` AND NOT deleted AND to_key = ANY($2::text[])`,
-		setList(fromSet), setList(delSet))
+		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND to_key = ANY($2::text[])`
+	if through {
+		// lb_state_links answers Links with either end among the keys:
+		// keep the outgoing Links of fromSet and the incoming of delSet.
+		linkSQL = `SELECT from_key, relation, to_key, origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[])
+		WHERE from_key = ANY($1::text[]) OR to_key = ANY($2::text[])`
+	}
+	rows, err = tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet))
 	if err != nil {
 		return fmt.Errorf("read links: %w", err)
 	}
@@ -497,7 +510,7 @@ func checkUnique(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *s
 			m[text] = holder{key, i}
 		}
 	}
-	D, B := ilit(domainID), ilit(branchID)
+	B := ilit(branchID)
 	for _, ak := range order {
 		m := seen[ak]
 		texts := make([]string, 0, len(m))
@@ -505,10 +518,10 @@ func checkUnique(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *s
 			texts = append(texts, t)
 		}
 		sort.Strings(texts)
-		expr := "values ->> " + lit(ak.attr)
-		rows, err := tx.Query(ctx, `SELECT key, `+expr+` FROM mat_records
-			WHERE domain_id = `+D+` AND branch_id = `+B+` AND kind = `+lit(ak.kind)+`
-			AND `+expr+` = ANY($1::text[])`, texts)
+		// lb_state_unique runs the check with the Domain, branch, Kind and
+		// Attribute as literals, as the owner, so the per-Attribute index
+		// serves it under row-level security too, and over a level chain.
+		rows, err := tx.Query(ctx, `SELECT key, value FROM lb_state_unique(`+B+`, `+lit(ak.kind)+`, `+lit(ak.attr)+`, $1::text[])`, texts)
 		if err != nil {
 			return fmt.Errorf("check unique %s.%s: %w", ak.kind, ak.attr, err)
 		}

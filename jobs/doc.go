@@ -1,5 +1,7 @@
-// Package jobs holds Lorebase's River workers. store.index builds the
-// per-Attribute partial indexes of a branch concurrently:
+// Package jobs holds Lorebase's River workers.
+//
+// store.index builds the per-Attribute partial indexes of a branch
+// concurrently:
 //
 //	CREATE INDEX CONCURRENTLY mat_records_attr_<h> ON mat_records_p<N> ((values ->> 'attr'))
 //	    WHERE domain_id = D AND branch_id = B AND kind = 'K'
@@ -8,4 +10,23 @@
 // first 24 hex digits of sha256("D:B:K:attr") (IndexName). Statements that
 // should use such an index name the Domain, branch, Kind and Attribute as
 // literals (the read functions of migrations/ do).
+//
+// store.materialize (Copier) copies a copy branch's base rows: the
+// effective Records and Links of the base chain as of the fork (a row
+// changed on the base after the fork is rebuilt from its history by
+// lb_record_as_of, migration 0004; absent ones are skipped) and the chain's
+// history rows up to each level's cut. store.branch_delete (Deleter)
+// removes a branch marked deleting: its rows, its word lexicon, its
+// idempotency keys, its per-Attribute indexes, then its schema and ref.
+//
+// Both walk each table along its primary key in batches. A batch is one
+// transaction that locks the branch's ref (FOR UPDATE, the lock commits
+// take), writes its rows (copies with ON CONFLICT DO NOTHING, so rows the
+// copy committed itself win) and stores its progress (phase, keyset cursor,
+// rows, planner estimate of the total) in refs.progress, so a stopped job
+// resumes after its last batch and handles every row once. Batch sizes
+// adapt to the time a batch holds the lock: jobs.batch_target_ms (200 ms),
+// and jobs.batch_contended_ms (50 ms) once a commit waited for a batch
+// (pg_blocking_pids). Jobs are queued by Queue in the transaction of the
+// branch change that needs them.
 package jobs

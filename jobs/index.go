@@ -197,10 +197,16 @@ func quote(s string) string {
 	return string(append(out, '\''))
 }
 
-// NewWorkers registers Lorebase's workers.
-func NewWorkers(s *store.Store) *river.Workers {
+// NewWorkers registers Lorebase's workers with the default Config.
+func NewWorkers(s *store.Store) *river.Workers { return NewWorkersWith(s, DefaultConfig()) }
+
+// NewWorkersWith registers Lorebase's workers: index builds, branch copies
+// and branch deletions.
+func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &IndexWorker{store: s})
+	river.AddWorker(w, &MaterializeWorker{copier: &Copier{Store: s, Config: cfg}})
+	river.AddWorker(w, &BranchDeleteWorker{deleter: &Deleter{Store: s, Config: cfg}})
 	return w
 }
 

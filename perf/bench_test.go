@@ -94,6 +94,11 @@ func TestWorkloadOnLoadedDomain(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.BuildIndexes(ctx)
 	require.NoError(t, err)
+	words, err := w.SearchWordMatches(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 4, words.Calls)
+	require.Positive(t, words.Max, "the drawn words are title words")
+	require.NotEmpty(t, words.Top)
 	h := perf.Harness{Warmup: 1, Iterations: 3}
 	floor, err := h.Run(ctx, []perf.Op{w.Floor()}, nil)
 	require.NoError(t, err)

@@ -30,7 +30,11 @@ const loadMessage = "supply load batch "
 
 // LoadOptions select the dataset and how it is loaded.
 type LoadOptions struct {
+	// Supply is the dataset; a replicated one loads its base
+	// (supply.Config.Base), which Replicate then copies.
 	Supply supply.Config
+	// Domain is the Domain to load into (DomainName when empty).
+	Domain string
 	// BatchSize is the number of changes per commit (DefaultBatchSize when 0).
 	BatchSize int
 	// Progress receives a progress line now and then (nil: none).
@@ -79,6 +83,7 @@ type loadProvenance struct {
 	Scale      int    `json:"scale"`
 	ExtraLinks int    `json:"extra_links"`
 	BatchSize  int    `json:"batch_size"`
+	Marker     string `json:"marker,omitempty"`
 }
 
 // Load loads the supply Domain into the store through the commit pipeline:
@@ -89,13 +94,17 @@ func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, e
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
+	if opts.Domain == "" {
+		opts.Domain = DomainName
+	}
+	opts.Supply = opts.Supply.Base()
 	g, err := supply.New(opts.Supply)
 	if err != nil {
 		return nil, fmt.Errorf("load supply: %w", err)
 	}
-	d, err := s.DomainByName(ctx, DomainName)
+	d, err := s.DomainByName(ctx, opts.Domain)
 	if errors.Is(err, store.ErrNotFound) {
-		d, err = s.CreateDomain(ctx, DomainName)
+		d, err = s.CreateDomain(ctx, opts.Domain)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load supply: %w", err)
@@ -104,14 +113,14 @@ func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, e
 	pipe := commit.New(s, commit.Config{})
 
 	prov, err := json.Marshal(loadProvenance{Tool: "perf/supply", Seed: opts.Supply.Seed, Scale: opts.Supply.Scale,
-		ExtraLinks: opts.Supply.ExtraLinks, BatchSize: opts.BatchSize})
+		ExtraLinks: opts.Supply.ExtraLinks, BatchSize: opts.BatchSize, Marker: opts.Supply.Marker})
 	if err != nil {
 		return nil, fmt.Errorf("load supply: %w", err)
 	}
 	if err := ensureSchema(ctx, s, pipe, d.ID); err != nil {
 		return nil, fmt.Errorf("load supply: %w", err)
 	}
-	done, err := committedBatches(ctx, s, d.ID, prov)
+	done, err := committedBatches(ctx, s, d.ID, opts.Domain, prov)
 	if err != nil {
 		return nil, fmt.Errorf("load supply: %w", err)
 	}
@@ -184,7 +193,7 @@ func ensureSchema(ctx context.Context, s *store.Store, pipe *commit.Pipeline, do
 
 // committedBatches counts the load commits on main; every one of them must
 // carry the provenance of this dataset.
-func committedBatches(ctx context.Context, s *store.Store, domainID int32, prov []byte) (int, error) {
+func committedBatches(ctx context.Context, s *store.Store, domainID int32, domain string, prov []byte) (int, error) {
 	var n, other int
 	err := s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE provenance IS DISTINCT FROM $3::jsonb)
 		FROM revisions v JOIN refs r ON r.domain_id = v.domain_id AND r.id = v.branch_id
@@ -194,7 +203,7 @@ func committedBatches(ctx context.Context, s *store.Store, domainID int32, prov 
 		return 0, fmt.Errorf("count load commits: %w", err)
 	}
 	if other > 0 {
-		return 0, fmt.Errorf("the Domain %s holds %d load commits of another dataset (want %s): load into another database", DomainName, other, prov)
+		return 0, fmt.Errorf("the Domain %s holds %d load commits of another dataset (want %s): load into another database", domain, other, prov)
 	}
 	return n, nil
 }

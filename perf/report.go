@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ type Report struct {
 	Dataset    Dataset       `json:"dataset"`
 	Load       *LoadResult   `json:"load,omitempty"`
 	FromSeed   string        `json:"from_seed,omitempty"`
+	InPlace    bool          `json:"in_place,omitempty"`
 	IndexBuild time.Duration `json:"index_build_ns"`
 	Warmup     int           `json:"warmup"`
 	Iterations int           `json:"iterations"`
@@ -28,6 +30,34 @@ type Report struct {
 	// NotMeasured names the reads of design section 6 this run could not
 	// measure (not implemented yet).
 	NotMeasured []string `json:"not_measured,omitempty"`
+	// Replicate is the replication of a replicated dataset.
+	Replicate *ReplicateResult `json:"replicate,omitempty"`
+	// Concurrency is the concurrent measurement (nil: not run).
+	Concurrency *Concurrency `json:"concurrency,omitempty"`
+	// ConcurrencySkipped says why Concurrency is nil.
+	ConcurrencySkipped string `json:"concurrency_skipped,omitempty"`
+	// Branches is the branch measurement (nil: not run).
+	Branches *Branches `json:"branches,omitempty"`
+	// BranchesSkipped says why Branches is nil.
+	BranchesSkipped string `json:"branches_skipped,omitempty"`
+	// SearchWords tells how many Records the full-text search words match.
+	SearchWords *WordMatches `json:"search_words,omitempty"`
+	// LoadAverage is /proc/loadavg at the start and at the end of the run.
+	LoadAverage []string `json:"load_average,omitempty"`
+}
+
+// ReadLoadAverage returns the 1, 5 and 15 minute load averages of
+// /proc/loadavg ("" where it cannot be read).
+func ReadLoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // WriteJSON writes the report as indented JSON.
@@ -60,10 +90,28 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			p("- Loaded earlier (%d commits); nothing loaded in this run.", l.Skipped)
 		}
 	}
-	if r.FromSeed != "" {
+	if rp := r.Replicate; rp != nil && rp.Replicas > 1 {
+		if rp.Copied > 0 {
+			p("- Replicated %d times from the loaded base (set-based copies of the materialized rows, keys renumbered): %d rows in %s, VACUUM ANALYZE %s.",
+				rp.Replicas, rp.Rows, rp.Duration.Round(time.Second), rp.Vacuum.Round(time.Second))
+		} else {
+			p("- Replicated %d times from the loaded base in an earlier run.", rp.Replicas)
+		}
+	}
+	if r.FromSeed != "" && r.InPlace {
+		p("- Measured in place on the seed database `%s` (its earlier runs' commits and branches stay in it).", r.FromSeed)
+	} else if r.FromSeed != "" {
 		p("- Measured on a copy of the seed database `%s` (CREATE DATABASE ... TEMPLATE).", r.FromSeed)
 	}
 	p("- Per-Attribute indexes built in %s; database size %s.", r.IndexBuild.Round(time.Millisecond), d.DatabaseSize)
+	if sw := r.SearchWords; sw != nil {
+		top := make([]string, len(sw.Top))
+		for i, t := range sw.Top {
+			top[i] = fmt.Sprintf("%s %s", t.Word, thousands(t.Records))
+		}
+		p("- Full-text search words (Zipf-drawn like the titles): %d draws of %d distinct words; the Records a drawn word matches: p50 %s, p95 %s, max %s; %d draws match more than 1,000 Records. Most common: %s.",
+			sw.Calls, sw.Words, thousands(sw.P50), thousands(sw.P95), thousands(sw.Max), sw.Over1k, strings.Join(top, ", "))
+	}
 	p("- %d timed calls per read and role after %d warm-up calls, random keys and queries from the dataset; owner pass first, then rls.", r.Iterations, r.Warmup)
 	p("")
 	p("## Environment")
@@ -71,6 +119,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	m := r.Machine
 	p("- machine: %s, %d cores, %.1f GiB, %s", orDash(m.CPU), m.Cores, float64(m.MemoryBytes)/(1<<30), m.OS)
 	p("- go: %s", m.Go)
+	if len(r.LoadAverage) > 0 {
+		p("- load average (1, 5, 15 min) at start / end: %s", strings.Join(r.LoadAverage, " / "))
+	}
 	p("- postgres: %s", r.Postgres.Version)
 	keys := make([]string, 0, len(r.Postgres.Settings))
 	for k := range r.Postgres.Settings {
@@ -111,6 +162,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			p("| %s | %s | %d | %s | %s | %s | %s |", x.Name, target(x.Target), runs, stat(s, 50), stat(s, 95), stat(s, 99), stat(s, 0))
 		}
 	}
+	r.writeConcurrency(p)
+	r.writeBranches(p)
 	var failures []string
 	for _, x := range append(rows, r.Writes...) {
 		if x.OwnerError != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -103,6 +104,9 @@ type Fixture struct {
 	Database string
 	// Load is what loading did (nothing but checks on a kept seed database).
 	Load *LoadResult
+	// Replicate is what the replication of a replicated dataset did (nil
+	// when the dataset has no replicas).
+	Replicate *ReplicateResult
 	// LoadDuration is the time to create, migrate and load the database.
 	LoadDuration time.Duration
 	// FromSeed names the seed database the fixture was copied from.
@@ -129,6 +133,12 @@ type FixtureOptions struct {
 	Database string
 	// Keep leaves the measured database in place after Drop.
 	Keep bool
+	// InPlace measures the seed database itself instead of a copy (for
+	// fixtures too large to copy); it is never dropped.
+	InPlace bool
+	// Profile, when set, is the storage profile applied to the loaded
+	// database after migrating it (ApplyProfile).
+	Profile string
 	// Log receives what is being done (nil: nothing).
 	Log io.Writer
 }
@@ -159,6 +169,11 @@ func (s *Server) Fixture(ctx context.Context, opts FixtureOptions) (*Fixture, er
 	if err != nil {
 		return nil, err
 	}
+	if opts.Profile != "" {
+		if err := ApplyProfile(ctx, url, opts.Profile, opts.Log); err != nil {
+			return nil, err
+		}
+	}
 	load := opts.Load
 	if load.Progress == nil {
 		load.Progress = opts.Log
@@ -171,6 +186,17 @@ func (s *Server) Fixture(ctx context.Context, opts FixtureOptions) (*Fixture, er
 		return nil, fmt.Errorf("load of %s stopped after %d of %d batches", target, res.Skipped+res.Committed, res.Batches)
 	}
 	f.Load = res
+	if opts.Load.Supply.Replicas > 1 {
+		logf("perf: replicating %s %d times", target, opts.Load.Supply.Replicas)
+		if f.Replicate, err = ReplicateDatabase(ctx, url, opts.Load.Supply, opts.Log); err != nil {
+			return nil, err
+		}
+	}
+	if opts.SeedDatabase != "" && opts.InPlace {
+		f.FromSeed, f.Database, f.URL = opts.SeedDatabase, opts.SeedDatabase, url
+		f.LoadDuration = time.Since(start)
+		return f, nil
+	}
 	if opts.SeedDatabase != "" {
 		f.FromSeed = opts.SeedDatabase
 		logf("perf: copying %s to %s", opts.SeedDatabase, name)
@@ -221,6 +247,16 @@ func LoadDatabase(ctx context.Context, url string, opts LoadOptions) (*LoadResul
 	}
 	defer st.Close()
 	return Load(ctx, st, opts)
+}
+
+// ReplicateDatabase opens the database and replicates its dataset (Replicate).
+func ReplicateDatabase(ctx context.Context, url string, cfg supply.Config, log io.Writer) (*ReplicateResult, error) {
+	st, err := store.Open(ctx, url, store.Config{MaxConns: 2})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return Replicate(ctx, st, cfg, log)
 }
 
 func (s *Server) databaseExists(ctx context.Context, name string) (bool, error) {

@@ -1,11 +1,15 @@
 package perf
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,8 +28,10 @@ type Workload struct {
 	Reader   *reads.Reader
 	Pipeline *commit.Pipeline
 	Gen      *supply.Generator
-	DomainID int32
-	BranchID int32
+	// DomainName is the Domain's name, DomainID its id.
+	DomainName string
+	DomainID   int32
+	BranchID   int32
 	// Seed draws the keys and queries (the dataset's seed is Gen's).
 	Seed uint64
 	// Calls is how many keys and queries each operation cycles through
@@ -33,9 +39,14 @@ type Workload struct {
 	Calls int
 }
 
-// NewWorkload resolves the Domain and main of a loaded store.
+// NewWorkload resolves the Domain DomainName and its main in a loaded store.
 func NewWorkload(ctx context.Context, s *store.Store, gen *supply.Generator, seed uint64, calls int) (*Workload, error) {
-	d, err := s.DomainByName(ctx, DomainName)
+	return NewWorkloadIn(ctx, s, DomainName, gen, seed, calls)
+}
+
+// NewWorkloadIn resolves a Domain holding the dataset of gen and its main.
+func NewWorkloadIn(ctx context.Context, s *store.Store, domain string, gen *supply.Generator, seed uint64, calls int) (*Workload, error) {
+	d, err := s.DomainByName(ctx, domain)
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
@@ -44,7 +55,7 @@ func NewWorkload(ctx context.Context, s *store.Store, gen *supply.Generator, see
 		return nil, fmt.Errorf("workload: branch %s: %w", Branch, err)
 	}
 	return &Workload{Store: s, Reader: reads.New(s, reads.Config{}), Pipeline: commit.New(s, commit.Config{}),
-		Gen: gen, DomainID: d.ID, BranchID: branchID, Seed: seed, Calls: max(calls, 1)}, nil
+		Gen: gen, DomainName: domain, DomainID: d.ID, BranchID: branchID, Seed: seed, Calls: max(calls, 1)}, nil
 }
 
 // BuildIndexes builds the per-Attribute indexes of main's schema, as the
@@ -92,20 +103,24 @@ type kindKey struct{ kind, key string }
 // keys draws random Records, every Record equally likely.
 func (w *Workload) keys(stream uint64) *cycle[kindKey] {
 	r := w.rand(stream)
-	c := w.Gen.Counts()
-	kinds := []string{supply.KindSupplier, supply.KindWarehouse, supply.KindPart, supply.KindPurchaseOrder, supply.KindRiskFlag}
 	out := make([]kindKey, w.Calls)
 	for i := range out {
-		n := r.IntN(c.Records())
-		for _, k := range kinds {
-			if n < c.Of(k) {
-				out[i] = kindKey{k, w.Gen.Key(k, n)}
-				break
-			}
-			n -= c.Of(k)
-		}
+		out[i] = w.randomKey(r)
 	}
 	return &cycle[kindKey]{items: out}
+}
+
+// randomKey draws a Record, every Record equally likely.
+func (w *Workload) randomKey(r *rand.Rand) kindKey {
+	c := w.Gen.Counts()
+	n := r.IntN(c.Records())
+	for _, k := range allKinds {
+		if n < c.Of(k) {
+			return kindKey{k, w.Gen.Key(k, n)}
+		}
+		n -= c.Of(k)
+	}
+	return kindKey{}
 }
 
 // ownerRead runs one read function as the owner: the Domain is set in the
@@ -188,9 +203,13 @@ func PendingReads() []string { return append([]string(nil), pendingReads...) }
 // Reads returns the read operations of design section 6 with their p95
 // budgets: lorebase_app through package reads (what Keeper serves), the
 // owner through the same SQL functions without the role switch.
-func (w *Workload) Reads() []Op {
+func (w *Workload) Reads() []Op { return w.ReadsOn(Branch) }
+
+// ReadsOn returns the read operations on a branch. Two calls draw the same
+// keys and queries in the same order, so the operations of two branches
+// can be run call by call on the same inputs.
+func (w *Workload) ReadsOn(br string) []Op {
 	def := reads.DefaultConfig()
-	br := Branch
 	pageKinds := w.keys(2)
 	queryWords := &cycle[string]{items: supply.Words(w.Seed, w.Calls)}
 	typos := supply.Typos(w.Seed+1, w.Calls)
@@ -347,38 +366,54 @@ func (w *Workload) mentions(stream uint64) *cycle[string] {
 // commit pipeline: each change puts the Part's generated values with a new
 // weight_kg, so every call commits new values.
 func (w *Workload) CommitParts(n int, target time.Duration) Op {
-	r := w.rand(5 + uint64(n))
-	parts := w.Gen.Counts().Parts
-	n = min(n, parts)
+	return w.CommitPartsOn(Branch, n, target, 5+uint64(n))
+}
+
+// CommitPartsOn is CommitParts on a branch, drawing from stream.
+func (w *Workload) CommitPartsOn(branch string, n int, target time.Duration, stream uint64) Op {
+	r := w.rand(stream)
+	n = min(n, w.Gen.Counts().Parts)
 	round := 0
 	return Op{
 		Name:   fmt.Sprintf("commit of %d changes", n),
 		Target: target,
 		RLS: func(ctx context.Context) error {
 			round++
-			changes := make([]commit.Change, 0, n)
-			for _, p := range sample(r, parts, n) {
-				c, err := w.Gen.Record(supply.KindPart, p)
-				if err != nil {
-					return err
-				}
-				var v map[string]any
-				if err := json.Unmarshal(c.Values, &v); err != nil {
-					return fmt.Errorf("decode part %s: %w", c.Key, err)
-				}
-				v["weight_kg"] = float64(1+r.IntN(100000)) / 1000
-				b, err := json.Marshal(v)
-				if err != nil {
-					return fmt.Errorf("encode part %s: %w", c.Key, err)
-				}
-				changes = append(changes, commit.Change{Op: "put", Kind: c.Kind, Key: c.Key, Values: b})
+			changes, err := w.PartUpdates(r, n)
+			if err != nil {
+				return err
 			}
-			_, err := w.Pipeline.Commit(ctx, w.DomainID, Branch, &commit.Request{
+			_, err = w.Pipeline.Commit(ctx, w.DomainID, branch, &commit.Request{
 				Message: fmt.Sprintf("perf: update %d parts (%d)", n, round), Author: "perf:bench", Changes: changes,
 			}, "")
 			return err
 		},
 	}
+}
+
+// PartUpdates draws n distinct Parts (at most all of them) and returns a put
+// of each with its generated values and a new weight_kg.
+func (w *Workload) PartUpdates(r *rand.Rand, n int) ([]commit.Change, error) {
+	parts := w.Gen.Counts().Parts
+	n = min(n, parts)
+	changes := make([]commit.Change, 0, n)
+	for _, p := range sample(r, parts, n) {
+		c, err := w.Gen.Record(supply.KindPart, p)
+		if err != nil {
+			return nil, err
+		}
+		var v map[string]any
+		if err := json.Unmarshal(c.Values, &v); err != nil {
+			return nil, fmt.Errorf("decode part %s: %w", c.Key, err)
+		}
+		v["weight_kg"] = float64(1+r.IntN(100000)) / 1000
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode part %s: %w", c.Key, err)
+		}
+		changes = append(changes, commit.Change{Op: "put", Kind: c.Kind, Key: c.Key, Values: b})
+	}
+	return changes, nil
 }
 
 // sample draws n distinct integers of [0, max) (n ≤ max) in O(n).
@@ -395,4 +430,75 @@ func sample(r *rand.Rand, max, n int) []int {
 		}
 	}
 	return out
+}
+
+// WordMatches summarizes how many Records of main the words of the
+// full-text search operation match (the word lexicon's counts).
+type WordMatches struct {
+	Words  int   `json:"words"` // distinct words drawn
+	Calls  int   `json:"calls"` // words drawn (with repeats)
+	P50    int64 `json:"p50"`   // over the calls
+	P95    int64 `json:"p95"`
+	Max    int64 `json:"max"`
+	Over1k int   `json:"over_1000"` // calls whose word matches more than 1,000 Records
+	// Top are the most common words drawn with their Records.
+	Top []WordCount `json:"top"`
+}
+
+// WordCount is a word and the Records holding it.
+type WordCount struct {
+	Word    string `json:"word"`
+	Records int64  `json:"records"`
+}
+
+// SearchWordMatches reads the word lexicon for the words the full-text
+// search operation draws (the same Calls words as Reads).
+func (w *Workload) SearchWordMatches(ctx context.Context) (*WordMatches, error) {
+	words := supply.Words(w.Seed, w.Calls)
+	distinct := map[string]bool{}
+	for _, x := range words {
+		distinct[strings.ToLower(x)] = true
+	}
+	list := make([]string, 0, len(distinct))
+	for x := range distinct {
+		list = append(list, x)
+	}
+	counts := map[string]int64{}
+	rows, err := w.Store.Pool.Query(ctx, `SELECT word, records FROM mat_lexicon
+		WHERE domain_id = $1 AND branch_id = $2 AND word = ANY($3)`, w.DomainID, w.BranchID, list)
+	if err != nil {
+		return nil, fmt.Errorf("read word lexicon: %w", err)
+	}
+	for rows.Next() {
+		var wc WordCount
+		if err := rows.Scan(&wc.Word, &wc.Records); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read word lexicon: %w", err)
+		}
+		counts[wc.Word] = wc.Records
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read word lexicon: %w", err)
+	}
+	m := &WordMatches{Words: len(list), Calls: len(words)}
+	per := make([]int64, len(words))
+	for i, x := range words {
+		per[i] = counts[strings.ToLower(x)]
+		if per[i] > 1000 {
+			m.Over1k++
+		}
+	}
+	slices.Sort(per)
+	if len(per) > 0 {
+		m.P50 = per[(len(per)-1)/2]
+		m.P95 = per[min(len(per)-1, int(math.Ceil(0.95*float64(len(per))))-1)]
+		m.Max = per[len(per)-1]
+	}
+	for _, x := range list {
+		m.Top = append(m.Top, WordCount{x, counts[x]})
+	}
+	slices.SortFunc(m.Top, func(a, b WordCount) int { return cmp.Compare(b.Records, a.Records) })
+	m.Top = m.Top[:min(len(m.Top), 10)]
+	return m, nil
 }

@@ -77,3 +77,64 @@ func BenchmarkReads(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOverlayReads compares each read on main and on the overlay "ov"
+// of overlayDomain (LOREBASE_BENCH_RECORDS Records on main, about a
+// hundred own rows on the overlay, main moved on after the fork), as
+// lorebase_app, same keys on both, reporting p50/p95 per read and branch.
+func BenchmarkOverlayReads(b *testing.B) {
+	s := newStore(b)
+	n := benchRecords()
+	f := overlayDomain(b, s, n)
+	ns := n / 10
+	key := func(i int) string {
+		if i%10 == 0 {
+			return fmt.Sprintf("S-%d", i%ns+1)
+		}
+		return fmt.Sprintf("P-%d", i%(n-ns)+1)
+	}
+	for _, bc := range []struct {
+		name string
+		run  func(br string, i int) error
+	}{
+		{"get", func(br string, i int) error { _, err := f.r.Get(f.ctx, f.domain, br, key(i), ""); return err }},
+		{"page50", func(br string, i int) error {
+			_, err := f.r.Page(f.ctx, f.domain, br, reads.PageQuery{Kind: "Part", After: key(i*10 + 1), Limit: 50})
+			return err
+		}},
+		{"links", func(br string, i int) error {
+			_, err := f.r.Links(f.ctx, f.domain, br, fmt.Sprintf("S-%d", i%ns+1), reads.LinksQuery{})
+			return err
+		}},
+		{"neighborhood2", func(br string, i int) error {
+			_, err := f.r.Neighborhood(f.ctx, f.domain, br, key(i), 2, 200)
+			return err
+		}},
+		{"query_by_attribute", func(br string, i int) error {
+			_, err := f.r.Page(f.ctx, f.domain, br, reads.PageQuery{Kind: "Supplier", Attribute: "country", Value: fmt.Sprintf("C%d", i%50)})
+			return err
+		}},
+		{"search", func(br string, i int) error {
+			_, err := f.r.Search(f.ctx, f.domain, br, reads.SearchQuery{Q: fmt.Sprintf("part w%d", i*11%997)})
+			return err
+		}},
+	} {
+		for _, br := range []string{"main", "ov"} {
+			b.Run(bc.name+"/"+br, func(b *testing.B) {
+				lat := make([]time.Duration, 0, b.N)
+				for i := 0; b.Loop(); i++ {
+					t0 := time.Now()
+					if err := bc.run(br, i); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+				}
+				sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+				if len(lat) > 0 {
+					b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+					b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95_ms")
+				}
+			})
+		}
+	}
+}

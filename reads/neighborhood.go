@@ -1,7 +1,9 @@
 package reads
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -59,5 +61,9 @@ func (r *Reader) Neighborhood(ctx context.Context, domainID int32, branch, key s
 	if err != nil {
 		return nil, translate("read neighborhood", err)
 	}
+	// Links in one order whatever plan produced them: relation, from, to.
+	slices.SortFunc(out.Links, func(a, b Link) int {
+		return cmp.Or(cmp.Compare(a.Relation, b.Relation), cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
+	})
 	return out, nil
 }

@@ -2,6 +2,7 @@ package reads_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -63,17 +64,22 @@ func TestPlansUseIndexes(t *testing.T) {
 	f := newFixture(t, s, "plans")
 	generate(t, f, 20000)
 	attrIdx := jobs.IndexName(f.domain, f.branch, "Supplier", "country")
+	// A later change of P-77, so that as of the generated Revision it is
+	// read from its history.
+	var first int64
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT min(seq) FROM revisions WHERE domain_id = $1`, f.domain).Scan(&first))
+	f.commit("later", "", put("Part", "P-77", map[string]any{"name": "part moved", "maker": "S-3"}))
 	for _, tc := range []struct {
 		name, companion string
 		want            []string
 	}{
 		{"get", `SELECT lb_get_sql('main', 'P-77')`, []string{"_pkey"}},
-		{"get at", `SELECT lb_get_sql('main', 'P-77', 1)`, []string{"mat_history_p"}},
+		{"get at", fmt.Sprintf(`SELECT lb_get_sql('main', 'P-77', %d)`, first), []string{"mat_history_p"}},
 		{"page", `SELECT lb_page_sql('main', 'Supplier', 'S-5', 51)`, []string{"Index Scan"}},
 		{"page all", `SELECT lb_page_sql('main', '', 'P-5', 51)`, []string{"_pkey"}},
 		{"query by attribute", `SELECT lb_query_by_attribute_sql('main', 'Supplier', 'country', 'C7', '', 51)`, []string{attrIdx}},
 		{"links", `SELECT lb_links_sql('main', 'S-7', 'both', '')`, []string{"_pkey", "to_key_relation_from_key_idx"}},
-		{"links at", `SELECT lb_links_sql('main', 'S-7', 'both', '', 1)`, []string{"mat_link_history_p"}},
+		{"links at", fmt.Sprintf(`SELECT lb_links_sql('main', 'P-77', 'both', '', %d)`, first), []string{"mat_link_history_p"}},
 		{"neighborhood", `SELECT lb_neighborhood_sql('main', 'S-7', 2, 200)`, []string{"to_key_relation_from_key_idx", "_pkey"}},
 		{"history", `SELECT lb_history_sql('main', 'P-77', NULL, 21)`, []string{"mat_history_p"}},
 		{"lineage", `SELECT lb_lineage_sql('main', 'P-77')`, []string{"_pkey"}},
@@ -103,4 +109,86 @@ func TestPlansUseIndexes(t *testing.T) {
 	// At a thousand words the primary-key range of the branch is as cheap
 	// as the trigram index; either way no scan of the whole table.
 	require.NotContains(t, strings.Join(plan, "\n"), "Seq Scan")
+}
+
+// overlayDomain generates a Domain of n Records on main, forks the overlay
+// "ov" (and the copy "cp", still copying), commits about a hundred own
+// Records, Links and tombstones on the overlay, then moves main on.
+func overlayDomain(t testing.TB, s *store.Store, n int) *fixture {
+	t.Helper()
+	f := newFixture(t, s, "overlay-plans")
+	generate(t, f, n)
+	ov := f.fork("ov", "overlay", revInfo{})
+	cp := f.fork("cp", "copy", revInfo{})
+	var cs []change
+	for i := 1; i <= 60; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("O-%d", i), map[string]any{"name": fmt.Sprintf("overlay part w%d", i), "maker": fmt.Sprintf("S-%d", i)}))
+	}
+	for i := 1; i <= 30; i++ {
+		cs = append(cs, put("Supplier", fmt.Sprintf("S-%d", i*7), map[string]any{"name": fmt.Sprintf("supplier w%d overlaid", i), "country": "C7"}))
+	}
+	for i := 1; i <= 10; i++ {
+		cs = append(cs, link("supplied_by", fmt.Sprintf("O-%d", i), fmt.Sprintf("S-%d", i+100)))
+	}
+	ov.commit("agent", "", cs...)
+	ov.commit("agent", "", del("O-1"), del("O-2"), unlink("supplied_by", "O-3", "S-103"))
+	cp.commit("agent", "", put("Part", "Q-1", map[string]any{"name": "copy part"}))
+	cp.materialize()
+	cs = nil
+	for i := 1; i <= 50; i++ {
+		cs = append(cs, put("Supplier", fmt.Sprintf("S-%d", i*13), map[string]any{"name": fmt.Sprintf("supplier w%d moved", i), "country": "C9"}))
+	}
+	f.commit("main", "", cs...)
+	for _, tb := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "revisions", "refs"} {
+		_, err := s.Pool.Exec(f.ctx, "ANALYZE "+tb)
+		require.NoError(t, err)
+	}
+	return ov
+}
+
+func TestOverlayPlansUseIndexes(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ov := overlayDomain(t, s, 20000)
+	main := ov.on("main")
+	attrIdx := jobs.IndexName(main.domain, main.branch, "Supplier", "country")
+	for _, br := range []string{"ov", "cp"} {
+		for _, tc := range []struct {
+			name, companion string
+			want            []string
+		}{
+			{"get", `SELECT lb_get_sql('%s', 'P-77')`, []string{"_pkey"}},
+			{"page", `SELECT lb_page_sql('%s', 'Supplier', 'S-5', 51)`, []string{"Merge Append"}},
+			{"page all", `SELECT lb_page_sql('%s', '', 'P-5', 51)`, []string{"_pkey", "Merge Append"}},
+			{"query by attribute", `SELECT lb_query_by_attribute_sql('%s', 'Supplier', 'country', 'C7', '', 51)`, []string{attrIdx}},
+			{"links", `SELECT lb_links_sql('%s', 'S-7', 'both', '')`, []string{"_pkey", "to_key_relation_from_key_idx"}},
+			{"neighborhood", `SELECT lb_neighborhood_sql('%s', 'S-7', 2, 200)`, []string{"to_key_relation_from_key_idx", "_pkey"}},
+			{"history", `SELECT lb_history_sql('%s', 'S-7', NULL, 21)`, []string{"mat_history_p"}},
+			{"lineage", `SELECT lb_lineage_sql('%s', 'S-13')`, []string{"_pkey"}},
+			{"search", `SELECT * FROM lb_search_sql('%s', 'supplier w7 w91', '', 20)`, []string{"search_idx"}},
+			{"search typo", `SELECT * FROM lb_search_sql('%s', 'suplpier', '', 20)`, nil},
+			{"resolve", `SELECT lb_resolve_sql('%s', 'S-7', '', 20)`, []string{"_pkey"}},
+		} {
+			plan := explain(t, ov, fmt.Sprintf(tc.companion, br))
+			for _, w := range tc.want {
+				require.Contains(t, plan, w, "%s %s:\n%s", br, tc.name, plan)
+			}
+			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, "%s %s:\n%s", br, tc.name, plan)
+		}
+	}
+	// The overlay as of a Revision of main before the fork, and main as
+	// of the same Revision.
+	var first int64
+	require.NoError(t, s.Pool.QueryRow(ov.ctx, `SELECT min(seq) FROM revisions WHERE domain_id = $1`, ov.domain).Scan(&first))
+	for _, br := range []string{"ov", "main"} {
+		for _, c := range []string{
+			`SELECT lb_get_sql('%s', 'S-13', %d)`,
+			`SELECT lb_page_sql('%s', 'Supplier', 'S-5', 51, %d)`,
+			`SELECT lb_links_sql('%s', 'S-13', 'both', '', %d)`,
+			`SELECT * FROM lb_search_sql('%s', 'supplier w7', '', 20, %d)`,
+		} {
+			plan := explain(t, ov, fmt.Sprintf(c, br, first))
+			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, "%s %s:\n%s", br, c, plan)
+		}
+	}
 }

@@ -29,10 +29,15 @@ type parts struct {
 	reader   *reads.Reader
 }
 
-// assemble builds the River client and the pipeline whose schema changes
-// queue the per-Attribute index builds in the same transaction.
+// assemble builds the River client that runs the jobs (index builds,
+// branch copies and deletions, batches sized by jobs.batch_target_ms and
+// jobs.batch_contended_ms) and the pipeline whose schema changes queue the
+// per-Attribute index builds in the same transaction. Branch creation and
+// deletion queue their jobs through Keeper's own insert-only client, in the
+// request's transaction.
 func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
-	client, err := jobs.NewClient(s.Pool, jobs.NewWorkers(s), nil)
+	workers := jobs.NewWorkersWith(s, jobs.Config{BatchTargetMS: cfg.Jobs.BatchTargetMS, BatchContendedMS: cfg.Jobs.BatchContendedMS})
+	client, err := jobs.NewClient(s.Pool, workers, nil)
 	if err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}

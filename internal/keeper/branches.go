@@ -2,14 +2,18 @@ package keeper
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/store"
 )
 
 // branchParam reads and validates the {branch} path parameter.
@@ -24,39 +28,25 @@ func branchParam(r *http.Request) (string, error) {
 	return b, nil
 }
 
-// branchView is a branch as the API shows it.
-type branchView struct {
-	Name         string          `json:"name"`
-	Mode         string          `json:"mode"`
-	State        string          `json:"state"`
-	Base         *string         `json:"base"`
-	ForkRevision *string         `json:"fork_revision"`
-	Head         *string         `json:"head"`
-	Progress     json.RawMessage `json:"progress"`
-	CreatedAt    time.Time       `json:"created_at"`
-}
-
-const branchViewSQL = `SELECT r.name, r.mode, r.state, b.name, r.fork_revision, r.head, r.progress, r.created_at
-	FROM refs r LEFT JOIN refs b ON b.domain_id = r.domain_id AND b.id = r.base_id
-	WHERE r.domain_id = lb_domain() AND r.state <> 'deleting'`
-
-func scanBranchViews(rows pgx.Rows, out *[]branchView) error {
-	for rows.Next() {
-		var b branchView
-		if err := rows.Scan(&b.Name, &b.Mode, &b.State, &b.Base, &b.ForkRevision, &b.Head, &b.Progress, &b.CreatedAt); err != nil {
-			return fmt.Errorf("scan branch: %w", err)
-		}
-		*out = append(*out, b)
+// newBranchJobs returns the hooks that queue branch copies and deletions
+// in the transaction of the request: an insert-only River client over the
+// store's pool (the workers run in the process's job client).
+func newBranchJobs(s *store.Store, log *slog.Logger) store.BranchJobs {
+	client, err := jobs.NewClient(s.Pool, nil, nil)
+	if err != nil {
+		log.Error("branch jobs unavailable: copies and deletions will fail", "err", err)
+		return store.BranchJobs{}
 	}
-	return nil
+	return jobs.Queue(client)
 }
 
 type branchPage struct {
-	Branches []branchView `json:"branches"`
-	Next     string       `json:"next,omitempty"`
+	Branches []store.BranchInfo `json:"branches"`
+	Next     string             `json:"next,omitempty"`
 }
 
-// listBranches: GET /v1/domains/{domain}/branches?limit=&after=NAME, by name.
+// listBranches: GET /v1/domains/{domain}/branches?limit=&after=NAME, by
+// name, with each branch's own-row counts (capped).
 func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r, "limit", "after"); err != nil {
 		return err
@@ -69,12 +59,9 @@ func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := domainFrom(r.Context())
-	var bs []branchView
-	err = s.store.Read(r.Context(), d.ID, branchViewSQL+` AND r.name COLLATE "C" > $1 ORDER BY r.name COLLATE "C" LIMIT $2`,
-		[]any{after, limit + 1}, func(rows pgx.Rows) error { return scanBranchViews(rows, &bs) })
+	bs, err := s.store.ListBranches(r.Context(), domainFrom(r.Context()).ID, after, limit+1)
 	if err != nil {
-		return fmt.Errorf("list branches: %w", err)
+		return err
 	}
 	page := branchPage{Branches: bs}
 	if len(bs) > limit {
@@ -82,13 +69,14 @@ func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
 		page.Next = bs[limit-1].Name
 	}
 	if page.Branches == nil {
-		page.Branches = []branchView{}
+		page.Branches = []store.BranchInfo{}
 	}
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }
 
-// showBranch: GET /v1/domains/{domain}/branches/{branch}.
+// showBranch: GET /v1/domains/{domain}/branches/{branch}: state, progress
+// of its background job, own-row counts.
 func (s *Server) showBranch(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
@@ -97,16 +85,80 @@ func (s *Server) showBranch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var bs []branchView
-	err = s.store.Read(r.Context(), domainFrom(r.Context()).ID, branchViewSQL+` AND r.name = $1`,
-		[]any{name}, func(rows pgx.Rows) error { return scanBranchViews(rows, &bs) })
-	if err != nil {
-		return fmt.Errorf("show branch: %w", err)
-	}
-	if len(bs) == 0 {
+	b, err := s.store.GetBranch(r.Context(), domainFrom(r.Context()).ID, name)
+	if errors.Is(err, store.ErrNotFound) {
 		return errBranchNotFound(name)
 	}
-	writeJSON(w, http.StatusOK, bs[0])
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, b)
+	return nil
+}
+
+// maxBranchBody bounds the body of a branch creation.
+const maxBranchBody = 4096
+
+// createBranch: POST /v1/domains/{domain}/branches {name, from, mode, at?}
+// → 201 {name, mode, base, fork_revision, head, state}. A writer may
+// create branches its patterns match; any token of the Domain may read the
+// base.
+func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) error {
+	p := principalFrom(r.Context())
+	if !p.bootstrap && p.token.Role == RoleReader {
+		return errForbidden("A reader token may not create branches.")
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if len(body) > maxBranchBody {
+		return badRequest("body", "too_long", fmt.Sprintf("A branch request is at most %d bytes.", maxBranchBody))
+	}
+	var req store.CreateBranchRequest
+	if err := decodeJSON(body, &req); err != nil {
+		return err
+	}
+	if req.Name != "" && store.ValidBranchName(req.Name) && !p.canWrite(req.Name) {
+		return errForbidden("This token may not create the branch " + quote(req.Name) + " (its branches: " + strings.Join(p.token.Branches, ", ") + ").")
+	}
+	b, err := s.store.CreateBranch(r.Context(), domainFrom(r.Context()).ID, req, s.branchJobs)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/v1/domains/"+url.PathEscape(domainFrom(r.Context()).Name)+"/branches/"+url.PathEscape(b.Name))
+	writeJSON(w, http.StatusCreated, b)
+	return nil
+}
+
+// deleteBranch: DELETE /v1/domains/{domain}/branches/{branch} → 202: the
+// branch is gone for reads and commits at once; a job removes its rows.
+func (s *Server) deleteBranch(w http.ResponseWriter, r *http.Request) error {
+	name, err := branchParam(r)
+	if err != nil {
+		return err
+	}
+	p := principalFrom(r.Context())
+	if !p.bootstrap && p.token.Role == RoleReader {
+		return errForbidden("A reader token may not delete branches.")
+	}
+	if !p.canWrite(name) {
+		return errForbidden("This token may not delete the branch " + quote(name) + " (its branches: " + strings.Join(p.token.Branches, ", ") + ").")
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	err = s.store.DeleteBranch(r.Context(), domainFrom(r.Context()).ID, name, s.branchJobs)
+	if errors.Is(err, store.ErrNotFound) {
+		return errBranchNotFound(name)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"name": name, "state": store.StateDeleting})
 	return nil
 }
 

@@ -10,12 +10,16 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
@@ -52,11 +56,34 @@ func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
 	s, err := store.Open(ctx, pgtest.NewDatabase(t), cfg.StoreConfig())
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
-	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()),
-		slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	startJobs(t, s, logger)
+	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()), logger)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
+}
+
+// startJobs runs a River client with Lorebase's workers over the store
+// (branch copies and deletions complete in tests) until the test ends.
+func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
+	t.Helper()
+	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
+		Workers:           jobs.NewWorkers(s),
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
+		FetchCooldown:     10 * time.Millisecond,
+		FetchPollInterval: 50 * time.Millisecond,
+		Logger:            logger,
+	})
+	require.NoError(t, err)
+	require.NoError(t, client.Start(context.Background()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := client.Stop(ctx); err != nil {
+			t.Logf("stop jobs: %v", err)
+		}
+	})
 }
 
 // testLog writes the server's warnings and errors to the test's log.

@@ -28,6 +28,8 @@ type Server struct {
 	metrics   *metrics
 	adminHash []byte // sha256 of the bootstrap admin token; nil when disabled
 	handler   http.Handler
+	// branchJobs queues branch copies and deletions in their transactions.
+	branchJobs store.BranchJobs
 }
 
 // New returns a Server. cfg should have passed Validate; log may be nil
@@ -41,6 +43,7 @@ func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *s
 		h := sha256.Sum256([]byte(cfg.AdminToken))
 		srv.adminHash = h[:]
 	}
+	srv.branchJobs = newBranchJobs(s, log)
 	srv.handler = srv.routes()
 	return srv
 }
@@ -74,8 +77,10 @@ func (s *Server) routes() http.Handler {
 			r.Get("/", s.handle(s.showDomain))
 			r.Get("/revisions/{id}", s.handle(s.getRevision))
 			r.Get("/branches", s.handle(s.listBranches))
+			r.Post("/branches", s.handle(s.createBranch))
 			r.Route("/branches/{branch}", func(r chi.Router) {
 				r.Get("/", s.handle(s.showBranch))
+				r.Delete("/", s.handle(s.deleteBranch))
 				r.Get("/schema", s.handle(s.getSchema))
 				r.Put("/schema", s.handle(s.putSchema))
 				r.Post("/commits", s.handle(s.postCommit))

@@ -34,6 +34,14 @@ type Config struct {
 	// ExtraLinks is the number of supplied_by and of stocked_at Links per
 	// Part beyond the first of each.
 	ExtraLinks int
+	// Marker, when set, starts the title Attribute of every Record (its
+	// name or title) with Marker and a space, so that the Records of two
+	// datasets with the same keys can be told apart.
+	Marker string `json:",omitempty"`
+	// Replicas, when above 1, makes the dataset Replicas copies of the
+	// dataset of Scale/Replicas with keys renumbered (ReplicaKey): what
+	// the harness builds by copying the materialized rows of a loaded base.
+	Replicas int `json:",omitempty"`
 }
 
 // Counts is the size of a dataset.
@@ -118,6 +126,8 @@ type Generator struct {
 	counts Counts
 	vocab  []string
 	sizes  [phaseCount]int
+	// base is the dataset a replicated Generator copies (nil otherwise).
+	base *Generator
 }
 
 // New returns the generator of a dataset.
@@ -127,6 +137,12 @@ func New(cfg Config) (*Generator, error) {
 	}
 	if cfg.ExtraLinks < 0 || cfg.ExtraLinks > 1000 {
 		return nil, fmt.Errorf("extra links %d: must be between 0 and 1000", cfg.ExtraLinks)
+	}
+	if cfg.Replicas < 0 {
+		return nil, fmt.Errorf("replicas %d: must not be negative", cfg.Replicas)
+	}
+	if cfg.Replicas > 1 {
+		return newReplicated(cfg)
 	}
 	c := Counts{
 		Suppliers:      SuppliersPerUnit * cfg.Scale,
@@ -157,6 +173,9 @@ func (g *Generator) Changes() iter.Seq[Change] { return g.ChangesFrom(0) }
 // ChangesFrom yields the stream from its offset-th change on, without
 // generating the changes before it.
 func (g *Generator) ChangesFrom(offset int) iter.Seq[Change] {
+	if g.base != nil {
+		return g.replicatedChanges(offset)
+	}
 	return func(yield func(Change) bool) {
 		st := g.newState()
 		pos := 0
@@ -209,6 +228,13 @@ func (g *Generator) BatchCount(size int) int {
 
 // Key returns the key of the i-th Record of a Kind (0 ≤ i < Counts().Of(kind)).
 func (g *Generator) Key(kind string, i int) string {
+	if g.base != nil {
+		n := g.base.counts.Of(kind)
+		if n == 0 {
+			return ""
+		}
+		return ReplicaKey(g.base.Key(kind, i%n), i/n, g.base.counts)
+	}
 	switch kind {
 	case KindSupplier:
 		return supplierKey(i)
@@ -229,6 +255,17 @@ func (g *Generator) Key(kind string, i int) string {
 
 // Record returns the put of the i-th Record of a Kind, as the stream has it.
 func (g *Generator) Record(kind string, i int) (Change, error) {
+	if g.base != nil {
+		n := g.base.counts.Of(kind)
+		if n == 0 || i < 0 || i >= g.counts.Of(kind) {
+			return Change{}, fmt.Errorf("%s %d: out of range [0, %d)", kind, i, g.counts.Of(kind))
+		}
+		c, err := g.base.Record(kind, i%n)
+		if err != nil {
+			return Change{}, err
+		}
+		return g.base.Renumber(c, i/n), nil
+	}
 	phases := map[string]int{KindSupplier: phaseSupplier, KindWarehouse: phaseWarehouse, KindPart: phasePart,
 		KindPurchaseOrder: phasePurchaseOrder, KindRiskFlag: phaseRiskFlag}
 	ph, ok := phases[kind]
@@ -288,6 +325,13 @@ func splitmix(x uint64) uint64 {
 }
 
 func (g *Generator) change(st *state, ph, i int) Change {
+	if g.cfg.Marker != "" && ph != phaseLinks {
+		return mark(g.generate(st, ph, i), g.cfg.Marker)
+	}
+	return g.generate(st, ph, i)
+}
+
+func (g *Generator) generate(st *state, ph, i int) Change {
 	seed := g.cfg.Seed
 	switch ph {
 	case phaseSupplier:
@@ -337,10 +381,9 @@ func (st *state) supplier(i int, seed uint64) Change {
 		name += " " + capitalize(st.word())
 	}
 	name += " " + supplierSuffixes[st.r.IntN(len(supplierSuffixes))]
-	vat := fmt.Sprintf("%s%09d", country, (uint64(i)*vatMultiplier+seed%1_000_000_000)%1_000_000_000)
 	return put(KindSupplier, supplierKey(i), map[string]any{
 		"name":    name,
-		"vat":     vat,
+		"vat":     vat(country, i, seed),
 		"country": country,
 		"tier":    weighted(st.r, tiers),
 	})

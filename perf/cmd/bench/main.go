@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,6 +44,15 @@ func run() error {
 	writeRuns := fs.Int("write-iterations", 5, "timed commits per write operation (after one warm-up commit)")
 	benchSeed := fs.Uint64("bench-seed", 7, "seed of the random keys and queries")
 	out := fs.String("out", "", "Markdown report path; the JSON goes beside it (.json); default: stdout only")
+	clients := fs.String("clients", "1,2,4,8,16", "numbers of concurrent clients to measure (empty: no concurrent measurement)")
+	loadDuration := fs.Duration("load-duration", 10*time.Second, "duration of each concurrency level")
+	loadMaxCalls := fs.Int("load-max-calls", 200000, "calls of one client in one level at most")
+	writerRate := fs.Float64("writer-rate", 1, "writer commits per second in the second concurrency pass (0: no writer)")
+	writerChanges := fs.Int("writer-changes", 100, "Part updates per writer commit")
+	secondScale := fs.Int("second-scale", 5, "scale of the second Domain the concurrent clients read (same keys, another seed, marked titles)")
+	branchRuns := fs.Int("branch-runs", 20, "overlays whose creation is timed")
+	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
+	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
 	_ = fs.Parse(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -58,6 +69,8 @@ func run() error {
 		SeedDatabase: f.SeedDatabase,
 		Database:     f.Database,
 		Keep:         f.Keep,
+		Profile:      f.Profile,
+		InPlace:      f.InPlace,
 		Log:          os.Stderr,
 	})
 	if err != nil {
@@ -87,8 +100,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	rep := &perf.Report{At: time.Now(), Command: command, Machine: perf.ReadMachine(), Load: fx.Load, FromSeed: fx.FromSeed,
-		IndexBuild: idx, Warmup: *warmup, Iterations: *iterations, NotMeasured: perf.PendingReads()}
+	rep := &perf.Report{At: time.Now(), Command: command, Machine: perf.ReadMachine(), Load: fx.Load, FromSeed: fx.FromSeed, InPlace: f.InPlace && f.SeedDatabase != "",
+		IndexBuild: idx, Warmup: *warmup, Iterations: *iterations, NotMeasured: perf.PendingReads(), Replicate: fx.Replicate,
+		LoadAverage: []string{perf.ReadLoadAverage()}}
 	if rep.Postgres, err = perf.ReadPostgres(ctx, s); err != nil {
 		return err
 	}
@@ -96,6 +110,9 @@ func run() error {
 		return err
 	}
 	rep.Dataset.Seed, rep.Dataset.Scale, rep.Dataset.ExtraLinks = f.Seed, f.Scale, f.ExtraLinks
+	if rep.SearchWords, err = w.SearchWordMatches(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+	}
 
 	h := perf.Harness{Warmup: *warmup, Iterations: *iterations, Log: os.Stderr}
 	floor, err := h.Run(ctx, []perf.Op{w.Floor()}, nil)
@@ -115,6 +132,34 @@ func run() error {
 		return err
 	}
 
+	if *clients == "" {
+		rep.ConcurrencySkipped = "--clients is empty"
+	} else if err := underLoad(ctx, rep, fx.URL, f, w, perf.ConcurrencyOptions{
+		Duration: *loadDuration, MaxCalls: *loadMaxCalls, WriterRate: *writerRate, WriterChanges: *writerChanges,
+		Seed: *benchSeed, Log: os.Stderr,
+	}, *clients, *secondScale); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		rep.ConcurrencySkipped = "failed: " + err.Error()
+		fmt.Fprintln(os.Stderr, "bench: under load:", err)
+	}
+
+	if *skipBranches {
+		rep.BranchesSkipped = "--skip-branches"
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: branches")
+		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000,
+			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations}, Log: os.Stderr})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			rep.BranchesSkipped = "failed: " + err.Error()
+		}
+	}
+	rep.LoadAverage = append(rep.LoadAverage, perf.ReadLoadAverage())
+
 	if *out == "" {
 		return rep.WriteMarkdown(os.Stdout)
 	}
@@ -131,6 +176,53 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s\n", *out, jsonPath)
 	return nil
 }
+
+// underLoad loads the second Domain (same keys, another seed, titles
+// marked) and runs the concurrent clients over both Domains, on a pool
+// large enough for every client and the writer.
+func underLoad(ctx context.Context, rep *perf.Report, url string, f perf.CommonFlags, w *perf.Workload, opts perf.ConcurrencyOptions, clients string, secondScale int) error {
+	for _, c := range strings.Split(clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n < 1 || n > 256 {
+			return fmt.Errorf("--clients: %q is not a number of clients between 1 and 256", c)
+		}
+		opts.Clients = append(opts.Clients, n)
+	}
+	second := supply.Config{Seed: f.Seed + 1000, Scale: secondScale, ExtraLinks: f.ExtraLinks, Marker: secondMarker}
+	fmt.Fprintf(os.Stderr, "bench: loading the second Domain %s (scale %d)\n", secondDomain, secondScale)
+	s, err := store.Open(ctx, url, store.Config{MaxConns: int32(slices.Max(opts.Clients) + 4)})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if _, err := perf.Load(ctx, s, perf.LoadOptions{Domain: secondDomain, Supply: second}); err != nil {
+		return err
+	}
+	gen2, err := supply.New(second)
+	if err != nil {
+		return err
+	}
+	w2, err := perf.NewWorkloadIn(ctx, s, secondDomain, gen2, opts.Seed, 1)
+	if err != nil {
+		return err
+	}
+	if _, err := w2.BuildIndexes(ctx); err != nil {
+		return err
+	}
+	w1, err := perf.NewWorkloadIn(ctx, s, perf.DomainName, w.Gen, opts.Seed, 1)
+	if err != nil {
+		return err
+	}
+	tenants := []*perf.Tenant{perf.NewTenant(w1, ""), perf.NewTenant(w2, secondMarker)}
+	rep.Concurrency, err = perf.RunConcurrency(ctx, tenants, opts)
+	return err
+}
+
+// The second Domain of the concurrent measurement.
+const (
+	secondDomain = "supply_other"
+	secondMarker = "zzother"
+)
 
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)

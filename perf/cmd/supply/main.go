@@ -58,13 +58,26 @@ func run() error {
 	if err := perf.EnsureDatabase(ctx, srv, db); err != nil {
 		return err
 	}
+	if f.Profile != "" {
+		if err := perf.ApplyProfile(ctx, url, f.Profile, os.Stderr); err != nil {
+			return err
+		}
+	}
 	res, err := perf.LoadDatabase(ctx, url, perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize,
 		Progress: os.Stderr, StopAfter: *stopAfter})
 	if err != nil {
 		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(map[string]any{
+	out := map[string]any{
 		"database": db, "result": res, "records_per_second": res.RecordsPerSecond(),
 		"changes_per_second": res.ChangesPerSecond(),
-	})
+	}
+	if res.Complete && f.Replicas > 1 {
+		rep, err := perf.ReplicateDatabase(ctx, url, f.SupplyConfig(), os.Stderr)
+		if err != nil {
+			return err
+		}
+		out["replicate"] = rep
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
 }

@@ -1,0 +1,438 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/store"
+)
+
+// noJobs queues nothing: the tests run the jobs themselves.
+var noJobs = store.BranchJobs{
+	Copy:   func(context.Context, pgx.Tx, int32, int32, json.RawMessage) error { return nil },
+	Delete: func(context.Context, pgx.Tx, int32, int32) error { return nil },
+}
+
+// thingSchema is the compiled schema of the fixtures: Kind Thing titled by
+// its name, with an indexed Attribute.
+const thingSchema = `{"kinds":{"Thing":{"name":"Thing","title":"name","attributes":[
+ {"name":"name","type":"text","required":true,"search":true},
+ {"name":"n","type":"integer","indexed":true}]}},"relations":{}}`
+
+// fixture is a Domain whose main holds n Records and their Links, with
+// history, forked at seq 100.
+type fixture struct {
+	s      *store.Store
+	domain int32
+	main   int32
+	n      int
+}
+
+func newFixture(t testing.TB, n int) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	d, err := s.CreateDomain(ctx, "d")
+	require.NoError(t, err)
+	f := &fixture{s: s, domain: d.ID, n: n}
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&f.main))
+	f.exec(t, `UPDATE schemas SET compiled = $3, seq = 1 WHERE domain_id = $1 AND branch_id = $2`, f.domain, f.main, thingSchema)
+	f.seedBeforeFork(t)
+	return f
+}
+
+func (f *fixture) exec(t testing.TB, sql string, args ...any) {
+	t.Helper()
+	_, err := f.s.Pool.Exec(context.Background(), sql, args...)
+	require.NoError(t, err, sql)
+}
+
+// seedBeforeFork writes main as of seq 100, by i % 10 for Records R-i:
+// 0-4 put at 10; 5 put at 10 and patched at 60; 6 and 8 put at 10 (changed
+// after the fork: patched, deleted); 7 put at 10, deleted at 50; 9 has no
+// row yet (created after the fork). Links next R-i -> R-(i+1) by i % 5: 0, 1
+// and 3 linked at 10; 2 linked at 10 and unlinked at 50; 4 linked after.
+func (f *fixture) seedBeforeFork(t testing.TB) {
+	t.Helper()
+	f.exec(t, `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 10, 'REV10', 'put', 'Thing', 'Name ' || i,
+		       jsonb_build_object('name', 'Name ' || i, 'n', i)
+		  FROM generate_series(1, $3) i WHERE i % 10 <> 9`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 60, 'REV60', 'patch', 'Thing', 'Name ' || i,
+		       jsonb_build_object('name', 'Name ' || i, 'n', -i)
+		  FROM generate_series(1, $3) i WHERE i % 10 = 5`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 50, 'REV50', 'delete', 'Thing', '', NULL
+		  FROM generate_series(1, $3) i WHERE i % 10 = 7`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+		SELECT $1, $2, h.key, h.kind, h.title, coalesce(h.values, '{}'),
+		       CASE WHEN h.op = 'delete' THEN ''::tsvector
+		            ELSE setweight(to_tsvector('simple', h.title), 'A') || setweight(to_tsvector('simple', ''), 'B') END,
+		       CASE WHEN h.seq = 60 THEN '{"name": 10, "n": 60}' ELSE '{"name": 10, "n": 10}' END::jsonb,
+		       10, h.seq, (SELECT count(*) FROM mat_history c WHERE c.domain_id = $1 AND c.branch_id = $2 AND c.key = h.key),
+		       h.op = 'delete'
+		  FROM (SELECT DISTINCT ON (key) * FROM mat_history WHERE domain_id = $1 AND branch_id = $2 ORDER BY key, seq DESC) h`,
+		f.domain, f.main)
+	f.exec(t, `INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 'next', 'R-' || lpad((i + 1)::text, 6, '0'), 10, 'link'
+		  FROM generate_series(1, $3) i WHERE i % 5 <> 4`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 'next', 'R-' || lpad((i + 1)::text, 6, '0'), 50, 'unlink'
+		  FROM generate_series(1, $3) i WHERE i % 5 = 2`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, seq, deleted)
+		SELECT $1, $2, from_key, relation, to_key, seq, op = 'unlink'
+		  FROM (SELECT DISTINCT ON (from_key, relation, to_key) * FROM mat_link_history
+		         WHERE domain_id = $1 AND branch_id = $2 ORDER BY from_key, relation, to_key, seq DESC) h`, f.domain, f.main)
+	f.exec(t, `UPDATE refs SET head = 'REV100', head_seq = 100 WHERE domain_id = $1 AND id = $2`, f.domain, f.main)
+	// The expected state of a fork at 100: a snapshot of the present rows.
+	f.exec(t, `CREATE TABLE expected_records AS SELECT key, kind, title, values, search, lineage, created_seq, seq, versions
+		FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted`, f.domain, f.main)
+	f.exec(t, `CREATE TABLE expected_links AS SELECT from_key, relation, to_key, origin, seq
+		FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted`, f.domain, f.main)
+}
+
+// changeAfterFork commits on main after the fork (seq 150): patches i%10=6,
+// deletes i%10=8, creates i%10=9, unlinks i%5=3, links i%5=4.
+func (f *fixture) changeAfterFork(t testing.TB) {
+	t.Helper()
+	f.exec(t, `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 150, 'REV150', CASE i % 10 WHEN 6 THEN 'patch' WHEN 8 THEN 'delete' ELSE 'put' END,
+		       'Thing', CASE WHEN i % 10 = 8 THEN '' ELSE 'New ' || i END,
+		       CASE WHEN i % 10 = 8 THEN NULL ELSE jsonb_build_object('name', 'New ' || i, 'n', i * 100) END
+		  FROM generate_series(1, $3) i WHERE i % 10 IN (6, 8, 9)`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_records AS m (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+		SELECT $1, $2, h.key, h.kind, h.title, coalesce(h.values, '{}'), to_tsvector('simple', h.title),
+		       '{"name": 150, "n": 150}', 150, 150, 1, h.op = 'delete'
+		  FROM mat_history h WHERE h.domain_id = $1 AND h.branch_id = $2 AND h.seq = 150
+		ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET title = EXCLUDED.title, values = EXCLUDED.values,
+		   search = EXCLUDED.search, seq = 150, versions = m.versions + 1, deleted = EXCLUDED.deleted,
+		   lineage = CASE WHEN EXCLUDED.deleted THEN m.lineage ELSE EXCLUDED.lineage END`, f.domain, f.main)
+	f.exec(t, `INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op)
+		SELECT $1, $2, 'R-' || lpad(i::text, 6, '0'), 'next', 'R-' || lpad((i + 1)::text, 6, '0'), 150,
+		       CASE WHEN i % 5 = 3 THEN 'unlink' ELSE 'link' END
+		  FROM generate_series(1, $3) i WHERE i % 5 IN (3, 4)`, f.domain, f.main, f.n)
+	f.exec(t, `INSERT INTO mat_links AS l (domain_id, branch_id, from_key, relation, to_key, seq, deleted)
+		SELECT $1, $2, from_key, relation, to_key, 150, op = 'unlink' FROM mat_link_history
+		 WHERE domain_id = $1 AND branch_id = $2 AND seq = 150
+		ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO UPDATE SET seq = 150, deleted = EXCLUDED.deleted`, f.domain, f.main)
+	f.exec(t, `UPDATE refs SET head = 'REV150', head_seq = 150 WHERE domain_id = $1 AND id = $2`, f.domain, f.main)
+}
+
+// createBranch forks main (no jobs queued).
+func (f *fixture) createBranch(t testing.TB, name, mode string) int32 {
+	t.Helper()
+	b, err := f.s.CreateBranch(context.Background(), f.domain, store.CreateBranchRequest{Name: name, From: "main", Mode: mode}, noJobs)
+	require.NoError(t, err)
+	return b.ID
+}
+
+// count runs a count query.
+func (f *fixture) count(t testing.TB, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, f.s.Pool.QueryRow(context.Background(), sql, args...).Scan(&n), sql)
+	return n
+}
+
+// requireCopied checks that branch b holds exactly the expected rows, plus
+// the rows listed in except (keys the branch changed itself).
+func (f *fixture) requireCopied(t testing.TB, b int32) {
+	t.Helper()
+	diff := `SELECT count(*) FROM ((SELECT key, kind, title, values, search, lineage, created_seq, seq, versions FROM expected_records
+		EXCEPT ALL SELECT key, kind, title, values, search, lineage, created_seq, seq, versions FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND seq <= 100)
+		UNION ALL (SELECT key, kind, title, values, search, lineage, created_seq, seq, versions FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND seq <= 100
+		EXCEPT ALL SELECT key, kind, title, values, search, lineage, created_seq, seq, versions FROM expected_records)) x`
+	require.Zero(t, f.count(t, diff, f.domain, b), "records differ")
+	diff = `SELECT count(*) FROM ((SELECT from_key, relation, to_key, origin, seq FROM expected_links
+		EXCEPT ALL SELECT from_key, relation, to_key, origin, seq FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100)
+		UNION ALL (SELECT from_key, relation, to_key, origin, seq FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100
+		EXCEPT ALL SELECT from_key, relation, to_key, origin, seq FROM expected_links)) x`
+	require.Zero(t, f.count(t, diff, f.domain, b), "links differ")
+	for _, tbl := range []string{"mat_history", "mat_link_history"} {
+		cols := "key, seq, revision_id, op, kind, title, values"
+		if tbl == "mat_link_history" {
+			cols = "from_key, relation, to_key, seq, op, origin"
+		}
+		diff = fmt.Sprintf(`SELECT count(*) FROM ((SELECT %[2]s FROM %[1]s WHERE domain_id = $1 AND branch_id = $3 AND seq <= 100
+			EXCEPT ALL SELECT %[2]s FROM %[1]s WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100)
+			UNION ALL (SELECT %[2]s FROM %[1]s WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100
+			EXCEPT ALL SELECT %[2]s FROM %[1]s WHERE domain_id = $1 AND branch_id = $3 AND seq <= 100)) x`, tbl, cols)
+		require.Zero(t, f.count(t, diff, f.domain, b, f.main), "%s differs", tbl)
+	}
+}
+
+// progress reads a branch's state and progress.
+func (f *fixture) progress(t testing.TB, b int32) (string, map[string]any) {
+	t.Helper()
+	var state string
+	var p map[string]any
+	require.NoError(t, f.s.Pool.QueryRow(context.Background(), `SELECT state, progress FROM refs WHERE domain_id = $1 AND id = $2`,
+		f.domain, b).Scan(&state, &p))
+	return state, p
+}
+
+// expectedRows is the number of rows a copy of the fixture copies.
+func (f *fixture) expectedRows(t testing.TB) int {
+	t.Helper()
+	return f.count(t, `SELECT (SELECT count(*) FROM expected_records) + (SELECT count(*) FROM expected_links)
+		+ (SELECT count(*) FROM mat_history WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100)
+		+ (SELECT count(*) FROM mat_link_history WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100)`, f.domain, f.main)
+}
+
+func TestCopyCopiesTheBaseAsOfTheForkOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 200)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	state, p := f.progress(t, b)
+	require.Equal(t, store.StateCopying, state)
+	require.Equal(t, "records", p["phase"])
+	// main moves on after the fork, before the job runs.
+	f.changeAfterFork(t)
+
+	var batches []jobs.BatchStats
+	c := &jobs.Copier{Store: f.s, BatchRows: 17, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+		batches = append(batches, st)
+		return nil
+	}}
+	require.NoError(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.requireCopied(t, b)
+	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND seq > 100`, f.domain, b))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND deleted`, f.domain, b))
+	state, p = f.progress(t, b)
+	require.Equal(t, store.StateReady, state)
+	require.Equal(t, jobs.PhaseDone, p["phase"])
+	require.EqualValues(t, f.expectedRows(t), p["copied"])
+	require.NotEmpty(t, batches)
+	for _, st := range batches {
+		require.LessOrEqual(t, st.Rows, 17)
+	}
+	// The copied Records feed the copy's word lexicon.
+	require.Positive(t, f.count(t, `SELECT count(*) FROM mat_lexicon WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+	// A second run of a finished copy does nothing.
+	require.NoError(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.requireCopied(t, b)
+}
+
+func TestCopyKeepsRowsTheCopyWroteDuringTheCopy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 100)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	c := &jobs.Copier{Store: f.s, BatchRows: 10, AfterBatch: func(ctx context.Context, st jobs.BatchStats) error {
+		if st.Batch != 2 {
+			return nil
+		}
+		// A commit on the copy between batches: it takes the branch lock,
+		// changes a Record not copied yet, deletes another, links.
+		return pgx.BeginFunc(ctx, f.s.Pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, f.domain, b); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, created_seq, seq, versions, deleted)
+				VALUES ($1, $2, 'R-000090', 'Thing', 'Mine', '{"name": "Mine"}', 10, 300, 2, false),
+				       ($1, $2, 'R-000091', 'Thing', '', '{}', 10, 300, 2, true)`, f.domain, b); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, seq, deleted)
+				VALUES ($1, $2, 'R-000090', 'next', 'R-000091', 300, true)`, f.domain, b)
+			return err
+		})
+	}}
+	require.NoError(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	var title string
+	var deleted bool
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT title FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-000090'`, f.domain, b).Scan(&title))
+	require.Equal(t, "Mine", title)
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT deleted FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-000091'`, f.domain, b).Scan(&deleted))
+	require.True(t, deleted)
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT deleted FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND from_key = 'R-000090'`, f.domain, b).Scan(&deleted))
+	require.True(t, deleted)
+	// Every other row is the base's.
+	f.exec(t, `DELETE FROM expected_records WHERE key IN ('R-000090', 'R-000091')`)
+	f.exec(t, `DELETE FROM expected_links WHERE from_key = 'R-000090'`)
+	f.exec(t, `DELETE FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND key IN ('R-000090', 'R-000091')`, f.domain, b)
+	f.exec(t, `DELETE FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND from_key = 'R-000090'`, f.domain, b)
+	f.requireCopied(t, b)
+}
+
+func TestCopyResumesAfterAStop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 150)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	f.changeAfterFork(t)
+	stop := errors.New("stopped")
+	for _, k := range []int{3, 9, 20} {
+		c := &jobs.Copier{Store: f.s, BatchRows: 13, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+			if st.Batch == k {
+				return stop
+			}
+			return nil
+		}}
+		require.ErrorIs(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}), stop)
+		state, p := f.progress(t, b)
+		require.Equal(t, store.StateCopying, state)
+		require.EqualValues(t, k, p["batches"])
+	}
+	// A cancelled context stops a run too, before its batch commits.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.Error(t, (&jobs.Copier{Store: f.s}).Run(cctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+
+	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 29}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.requireCopied(t, b)
+	state, p := f.progress(t, b)
+	require.Equal(t, store.StateReady, state)
+	require.EqualValues(t, f.expectedRows(t), p["copied"], "every row copied exactly once")
+}
+
+func TestCopyOfAnOverlayReadsTheWholeChain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 60)
+	o := f.createBranch(t, "overlay", store.ModeOverlay)
+	f.changeAfterFork(t)
+	// The overlay's own commits: R-000001 changed, R-000002 deleted,
+	// R-NEW created; the Link from R-000001 unlinked.
+	f.exec(t, `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values) VALUES
+		($1, $2, 'R-000001', 120, 'O120', 'put', 'Thing', 'Mine', '{"name": "Mine"}'),
+		($1, $2, 'R-000002', 120, 'O120', 'delete', 'Thing', '', NULL),
+		($1, $2, 'R-NEW', 125, 'O125', 'put', 'Thing', 'New', '{"name": "New"}')`, f.domain, o)
+	f.exec(t, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, created_seq, seq, versions, deleted) VALUES
+		($1, $2, 'R-000001', 'Thing', 'Mine', '{"name": "Mine"}', 10, 120, 2, false),
+		($1, $2, 'R-000002', 'Thing', '', '{}', 10, 120, 2, true),
+		($1, $2, 'R-NEW', 'Thing', 'New', '{"name": "New"}', 125, 125, 1, false)`, f.domain, o)
+	f.exec(t, `INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op)
+		VALUES ($1, $2, 'R-000001', 'next', 'R-000002', 120, 'unlink')`, f.domain, o)
+	f.exec(t, `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, seq, deleted)
+		VALUES ($1, $2, 'R-000001', 'next', 'R-000002', 120, true)`, f.domain, o)
+	f.exec(t, `UPDATE refs SET head = 'O125', head_seq = 125 WHERE domain_id = $1 AND id = $2`, f.domain, o)
+
+	cp, err := f.s.CreateBranch(ctx, f.domain, store.CreateBranchRequest{Name: "copy", From: "overlay", Mode: store.ModeCopy}, noJobs)
+	require.NoError(t, err)
+	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 11}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: cp.ID}))
+
+	rows, err := f.s.Pool.Query(ctx, `SELECT key, title FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted ORDER BY key`, f.domain, cp.ID)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for rows.Next() {
+		var k, title string
+		require.NoError(t, rows.Scan(&k, &title))
+		got[k] = title
+	}
+	require.NoError(t, rows.Err())
+	want := map[string]string{}
+	erows, err := f.s.Pool.Query(ctx, `SELECT key, title FROM expected_records`)
+	require.NoError(t, err)
+	for erows.Next() {
+		var k, title string
+		require.NoError(t, erows.Scan(&k, &title))
+		want[k] = title
+	}
+	require.NoError(t, erows.Err())
+	want["R-000001"] = "Mine"
+	delete(want, "R-000002")
+	want["R-NEW"] = "New"
+	require.Equal(t, want, got)
+	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND deleted`, f.domain, cp.ID))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND from_key = 'R-000001'`, f.domain, cp.ID))
+	require.Equal(t, f.count(t, `SELECT count(*) FROM expected_links`)-1,
+		f.count(t, `SELECT count(*) FROM mat_links WHERE domain_id = $1 AND branch_id = $2`, f.domain, cp.ID))
+	// History: the overlay's own rows and main's up to the fork.
+	require.Equal(t, f.count(t, `SELECT count(*) FROM mat_history WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100`, f.domain, f.main)+3,
+		f.count(t, `SELECT count(*) FROM mat_history WHERE domain_id = $1 AND branch_id = $2`, f.domain, cp.ID))
+}
+
+func TestDeleteRemovesEveryRowAndFreesTheName(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 80)
+	b := f.createBranch(t, "gone", store.ModeCopy)
+	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 500}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.exec(t, `INSERT INTO idempotency_keys (domain_id, key, branch_id, request_hash, status, response)
+		VALUES ($1, 'k1', $2, '\x00', 201, '{}'), ($1, 'k2', $2, '\x00', 201, '{}'), ($1, 'k3', $3, '\x00', 201, '{}')`, f.domain, b, f.main)
+	require.NoError(t, jobs.BuildIndex(ctx, f.s, jobs.IndexArgs{DomainID: f.domain, BranchID: b, KindName: "Thing", Attribute: "n"}))
+	index := jobs.IndexName(f.domain, b, "Thing", "n")
+	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM pg_class WHERE relname = $1`, index))
+	require.Positive(t, f.count(t, `SELECT count(*) FROM mat_lexicon WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+	mainRows := f.rowsOf(t, f.main)
+
+	require.NoError(t, f.s.DeleteBranch(ctx, f.domain, "gone", noJobs))
+	state, _ := f.progress(t, b)
+	require.Equal(t, store.StateDeleting, state)
+	_, err := f.s.GetBranch(ctx, f.domain, "gone")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	// The name stays taken until the job is done.
+	_, err = f.s.CreateBranch(ctx, f.domain, store.CreateBranchRequest{Name: "gone", From: "main"}, noJobs)
+	require.ErrorIs(t, err, store.ErrConflict)
+
+	stop := errors.New("stopped")
+	d := &jobs.Deleter{Store: f.s, BatchRows: 9, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+		if st.Batch == 4 {
+			return stop
+		}
+		return nil
+	}}
+	require.ErrorIs(t, d.Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}), stop)
+	require.NoError(t, (&jobs.Deleter{Store: f.s, BatchRows: 9}).Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}))
+
+	require.Equal(t, map[string]int{}, f.rowsOf(t, b))
+	require.Equal(t, mainRows, f.rowsOf(t, f.main))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM refs WHERE domain_id = $1 AND id = $2`, f.domain, b))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM pg_class WHERE relname = $1`, index))
+	// Idempotent: a second run finds nothing to do.
+	require.NoError(t, (&jobs.Deleter{Store: f.s}).Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}))
+	_, err = f.s.CreateBranch(ctx, f.domain, store.CreateBranchRequest{Name: "gone", From: "main"}, noJobs)
+	require.NoError(t, err)
+}
+
+// rowsOf counts a branch's rows in every table holding branch rows.
+func (f *fixture) rowsOf(t testing.TB, b int32) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas"} {
+		if n := f.count(t, `SELECT count(*) FROM `+tbl+` WHERE domain_id = $1 AND branch_id = $2`, f.domain, b); n > 0 {
+			out[tbl] = n
+		}
+	}
+	return out
+}
+
+func TestDeletingACopyStopsItsCopy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 100)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	stop := errors.New("stopped")
+	c := &jobs.Copier{Store: f.s, BatchRows: 10, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+		if st.Batch == 2 {
+			return stop
+		}
+		return nil
+	}}
+	require.ErrorIs(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}), stop)
+	require.Positive(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+	require.NoError(t, f.s.DeleteBranch(ctx, f.domain, "copy", noJobs))
+	// The copy job finds the branch deleting and stops without writing.
+	before := f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2`, f.domain, b)
+	require.NoError(t, (&jobs.Copier{Store: f.s}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	require.Equal(t, before, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+	require.NoError(t, (&jobs.Deleter{Store: f.s}).Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}))
+	require.Equal(t, map[string]int{}, f.rowsOf(t, b))
+	// main is never deletable.
+	require.ErrorIs(t, f.s.DeleteBranch(ctx, f.domain, "main", noJobs), store.ErrConflict)
+}

@@ -1,0 +1,423 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
+)
+
+// MaterializeArgs asks for the copy of a copy branch's base rows. Jobs are
+// unique by their arguments while not finished.
+type MaterializeArgs struct {
+	DomainID int32 `json:"domain_id" river:"unique"`
+	BranchID int32 `json:"branch_id" river:"unique"`
+}
+
+// Kind is the job kind, "store.materialize".
+func (MaterializeArgs) Kind() string { return store.MaterializeJobKind }
+
+// InsertOpts makes the job unique by its arguments among unfinished jobs.
+func (MaterializeArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }
+
+func uniqueOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{
+		ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled},
+	}}
+}
+
+// Copy phases, in order: the tables copied.
+var copyPhases = []struct {
+	name string
+	t    table
+}{
+	{"records", recordsTable}, {"links", linksTable}, {"history", historyTable}, {"link_history", linkHistoryTable},
+}
+
+// PhaseDone is the phase of a finished job.
+const PhaseDone = "done"
+
+// level is one level of the base chain the copy reads: a branch as of a cut.
+type level struct {
+	Branch int32 `json:"branch"`
+	Cut    int64 `json:"cut"`
+}
+
+// copyProgress is refs.progress of a copy branch. It is written in the
+// transaction of each batch, so a run that stops resumes after the last
+// committed batch.
+type copyProgress struct {
+	Phase         string     `json:"phase"`
+	Level         int        `json:"level"`
+	After         *cursor    `json:"after,omitempty"`
+	Levels        []level    `json:"levels,omitempty"`
+	Read          int64      `json:"read"`
+	Copied        int64      `json:"copied"`
+	TotalEstimate int64      `json:"total_estimate"`
+	Batches       int        `json:"batches"`
+	BatchRows     int        `json:"batch_rows,omitempty"`
+	Contended     bool       `json:"contended,omitempty"`
+	StartedAt     *time.Time `json:"started_at,omitempty"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+}
+
+// Copier copies the base rows of copy branches (the store.materialize job):
+// the effective Records and Links of the base chain as of the fork (absent
+// ones skipped) and the chain's history rows up to each level's cut, in
+// keyset batches along the primary key with ON CONFLICT DO NOTHING, so rows
+// the copy wrote itself (commits on the copy during the copy) win. Each
+// batch runs in one transaction that first locks the copy's ref (the lock
+// commits take) and stores the progress with the rows.
+type Copier struct {
+	Store  *store.Store
+	Config Config
+	// BatchRows, when positive, fixes the batch size.
+	BatchRows int
+	// AfterBatch, when set, runs after each committed batch; its error
+	// stops the run with that error (the next run resumes).
+	AfterBatch func(ctx context.Context, st BatchStats) error
+}
+
+// errStopped ends a run without error: the branch is gone, being deleted
+// or no longer copying.
+var errStopped = errors.New("branch no longer copying")
+
+// Run copies until the branch is ready (or gone), resuming from its
+// stored progress.
+func (c *Copier) Run(ctx context.Context, a MaterializeArgs) error {
+	cfg := c.Config.withDefaults()
+	var sz *sizer
+	for {
+		done, err := c.batch(ctx, a, cfg, &sz)
+		if errors.Is(err, errStopped) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("copy branch %d of domain %d: %w", a.BranchID, a.DomainID, err)
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// batch runs one batch in its own transaction; done reports that the copy
+// finished.
+func (c *Copier) batch(ctx context.Context, a MaterializeArgs, cfg Config, szp **sizer) (done bool, err error) {
+	tx, err := c.Store.Pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("begin batch: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
+	start := time.Now()
+	var state string
+	var p copyProgress
+	var raw []byte
+	err = tx.QueryRow(ctx, `SELECT state, progress FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, a.DomainID, a.BranchID).Scan(&state, &raw)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && state != store.StateCopying) {
+		return true, errStopped
+	}
+	if err != nil {
+		return false, fmt.Errorf("lock branch: %w", err)
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return false, fmt.Errorf("decode progress: %w", err)
+	}
+	if *szp == nil {
+		*szp = newSizer(cfg, c.BatchRows, p.BatchRows)
+	}
+	sz := *szp
+	if p.Levels == nil {
+		if err := c.plan(ctx, tx, a, &p); err != nil {
+			return false, err
+		}
+	}
+	phase := 0
+	for i, ph := range copyPhases {
+		if ph.name == p.Phase {
+			phase = i
+		}
+	}
+	limit := sz.limit()
+	var read, written int
+	if p.Level < len(p.Levels) {
+		var last *cursor
+		read, written, last, err = c.copyBatch(ctx, tx, a, copyPhases[phase].t, p.Levels, p.Level, p.After, limit)
+		if err != nil {
+			return false, fmt.Errorf("copy %s: %w", copyPhases[phase].name, err)
+		}
+		p.After = last
+	}
+	if read < limit {
+		// This level of this table is done: the next level, or the next
+		// table from the first level.
+		p.Level++
+		p.After = nil
+		if p.Level >= len(p.Levels) {
+			p.Level = 0
+			if phase+1 < len(copyPhases) {
+				p.Phase = copyPhases[phase+1].name
+			} else {
+				p.Phase = PhaseDone
+			}
+		}
+	}
+	p.Read += int64(read)
+	p.Copied += int64(written)
+	p.Batches++
+	var contended bool
+	if err := tx.QueryRow(ctx, commitWaitedSQL).Scan(&contended); err != nil {
+		return false, fmt.Errorf("check lock waits: %w", err)
+	}
+	held := time.Since(start)
+	sz.observe(read, held, contended)
+	p.BatchRows, p.Contended = sz.limit(), sz.contended || p.Contended
+	if p.Phase == PhaseDone {
+		now := time.Now().UTC()
+		p.FinishedAt, p.After, p.Levels = &now, nil, nil
+	}
+	pj, err := json.Marshal(p)
+	if err != nil {
+		return false, fmt.Errorf("encode progress: %w", err)
+	}
+	newState := store.StateCopying
+	if p.Phase == PhaseDone {
+		newState = store.StateReady
+	}
+	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3, state = $4 WHERE domain_id = $1 AND id = $2`,
+		a.DomainID, a.BranchID, pj, newState); err != nil {
+		return false, fmt.Errorf("store progress: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("commit batch: %w", err)
+	}
+	if c.AfterBatch != nil {
+		st := BatchStats{Batch: p.Batches, Phase: copyPhases[phase].name, Rows: read, Written: written, Limit: limit,
+			Held: time.Since(start), Contended: contended}
+		if err := c.AfterBatch(ctx, st); err != nil {
+			return false, err
+		}
+	}
+	return p.Phase == PhaseDone, nil
+}
+
+// plan fixes the levels of the base chain the copy reads (the base as of
+// the fork, then its base as of the base's fork while the level reads
+// through, ...) and estimates the rows to read from the planner.
+func (c *Copier) plan(ctx context.Context, tx pgx.Tx, a MaterializeArgs, p *copyProgress) error {
+	var baseID *int32
+	var fork *int64
+	if err := tx.QueryRow(ctx, `SELECT base_id, fork_seq FROM refs WHERE domain_id = $1 AND id = $2`, a.DomainID, a.BranchID).Scan(&baseID, &fork); err != nil {
+		return fmt.Errorf("read branch: %w", err)
+	}
+	levels := []level{}
+	if baseID != nil && fork != nil {
+		id, cut := *baseID, *fork
+		for range store.MaxChainLevels {
+			var mode, state string
+			var next *int32
+			var nextFork *int64
+			err := tx.QueryRow(ctx, `SELECT mode, state, base_id, fork_seq FROM refs WHERE domain_id = $1 AND id = $2`, a.DomainID, id).
+				Scan(&mode, &state, &next, &nextFork)
+			if errors.Is(err, pgx.ErrNoRows) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("read base chain: %w", err)
+			}
+			levels = append(levels, level{Branch: id, Cut: cut})
+			if (mode != store.ModeOverlay && state != store.StateCopying) || next == nil || nextFork == nil {
+				break
+			}
+			id, cut = *next, min(cut, *nextFork)
+		}
+	}
+	var total int64
+	for _, l := range levels {
+		for _, ph := range copyPhases {
+			n, err := estimateRows(ctx, tx, fmt.Sprintf(`SELECT 1 FROM %s WHERE domain_id = %d AND branch_id = %d`, ph.t.name, a.DomainID, l.Branch))
+			if err != nil {
+				return err
+			}
+			total += n
+		}
+	}
+	now := time.Now().UTC()
+	p.Levels, p.TotalEstimate, p.StartedAt = levels, total, &now
+	if p.Phase == "" {
+		p.Phase = copyPhases[0].name
+	}
+	return nil
+}
+
+// copyBatch copies one batch of table t from level j into the copy.
+func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t table, levels []level, j int, after *cursor, limit int) (read, written int, last *cursor, err error) {
+	d, dst, b, cut := lit(int64(a.DomainID)), lit(int64(a.BranchID)), lit(int64(levels[j].Branch)), lit(levels[j].Cut)
+	keyset, args := t.keysetSQL("r", after, 1)
+	args = append(args, limit)
+	limitParam := fmt.Sprintf("$%d", len(args))
+	src := fmt.Sprintf(`src AS MATERIALIZED (
+  SELECT r.* FROM %s r
+   WHERE r.domain_id = %s AND r.branch_id = %s%s
+   ORDER BY %s
+   LIMIT %s)`, t.name, d, b, keyset, t.orderSQL("r", false), limitParam)
+	var ins string
+	switch t.name {
+	case "mat_records":
+		ins = fmt.Sprintf(`eff AS (
+  SELECT s.key, s.kind, s.title, s.values, s.search, s.lineage, s.created_seq, s.seq, s.versions
+    FROM src s WHERE s.seq <= %[3]s AND NOT s.deleted
+  UNION ALL
+  SELECT x.key COLLATE "C", x.kind COLLATE "C", x.title, x.values, x.search, x.lineage, x.created_seq, x.seq, x.versions
+    FROM src s CROSS JOIN LATERAL lb_record_as_of(%[1]s, %[2]s, s.key, %[3]s,
+         (SELECT sc.compiled FROM schemas sc WHERE sc.domain_id = %[1]s AND sc.branch_id = %[4]s)) x
+   WHERE s.seq > %[3]s),
+ins AS (
+  INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions)
+  SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions
+    FROM eff e WHERE true%[5]s
+   ORDER BY e.key
+  ON CONFLICT (domain_id, branch_id, key) DO NOTHING
+  RETURNING 1)`, d, b, cut, dst, recordsSaid(d, levels[:j]))
+	case "mat_links":
+		ins = fmt.Sprintf(`eff AS (
+  SELECT s.from_key, s.relation, s.to_key, s.origin, s.seq
+    FROM src s WHERE s.seq <= %[3]s AND NOT s.deleted
+  UNION ALL
+  SELECT s.from_key, s.relation, s.to_key, x.origin, x.seq
+    FROM src s CROSS JOIN LATERAL (
+         SELECT h.op, h.origin, h.seq FROM mat_link_history h
+          WHERE h.domain_id = %[1]s AND h.branch_id = %[2]s AND h.from_key = s.from_key AND h.relation = s.relation
+            AND h.to_key = s.to_key AND h.seq <= %[3]s
+          ORDER BY h.seq DESC LIMIT 1) x
+   WHERE s.seq > %[3]s AND x.op <> 'unlink'),
+ins AS (
+  INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq)
+  SELECT %[1]s, %[4]s, e.from_key, e.relation, e.to_key, e.origin, e.seq
+    FROM eff e WHERE true%[5]s
+   ORDER BY e.from_key, e.relation, e.to_key
+  ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO NOTHING
+  RETURNING 1)`, d, b, cut, dst, linksSaid(d, levels[:j]))
+	case "mat_history":
+		ins = fmt.Sprintf(`ins AS (
+  INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
+  SELECT %[1]s, %[3]s, s.key, s.seq, s.revision_id, s.op, s.kind, s.title, s.values, s.object_hash, s.provenance
+    FROM src s WHERE s.seq <= %[2]s
+   ORDER BY s.key, s.seq
+  ON CONFLICT (domain_id, branch_id, key, seq) DO NOTHING
+  RETURNING 1)`, d, cut, dst)
+	case "mat_link_history":
+		ins = fmt.Sprintf(`ins AS (
+  INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op, origin)
+  SELECT %[1]s, %[3]s, s.from_key, s.relation, s.to_key, s.seq, s.op, s.origin
+    FROM src s WHERE s.seq <= %[2]s
+   ORDER BY s.from_key, s.relation, s.to_key, s.seq
+  ON CONFLICT (domain_id, branch_id, from_key, relation, to_key, seq) DO NOTHING
+  RETURNING 1)`, d, cut, dst)
+	default:
+		return 0, 0, nil, fmt.Errorf("no copy for table %s", t.name)
+	}
+	sql := fmt.Sprintf(`WITH %s,
+%s
+SELECT c.n, c.w, l.* FROM (SELECT (SELECT count(*) FROM src) AS n, (SELECT count(*) FROM ins) AS w) c
+LEFT JOIN LATERAL (SELECT %s FROM src r ORDER BY %s LIMIT 1) l ON true`,
+		src, ins, strings.Join(prefixed("r", t.cols), ", "), t.orderSQL("r", true))
+	var n, w int64
+	dest := append([]any{&n, &w}, t.cursorDest()...)
+	if err := tx.QueryRow(ctx, sql, args...).Scan(dest...); err != nil {
+		return 0, 0, nil, err
+	}
+	last, ok := t.scanCursor(deref(dest[2:]))
+	if !ok {
+		last = after
+	}
+	return int(n), int(w), last, nil
+}
+
+func prefixed(a string, cols []string) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = a + "." + c
+	}
+	return out
+}
+
+// recordsSaid excludes Records an upper level has a say on: its row was
+// last changed at or before its cut, or it has history up to its cut.
+func recordsSaid(d string, upper []level) string {
+	var b strings.Builder
+	for _, u := range upper {
+		fmt.Fprintf(&b, `
+     AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %[1]s AND u.branch_id = %[2]d AND u.key = e.key
+           AND (u.seq <= %[3]d OR EXISTS (SELECT 1 FROM mat_history uh WHERE uh.domain_id = %[1]s AND uh.branch_id = %[2]d
+                AND uh.key = e.key AND uh.seq <= %[3]d)))`, d, u.Branch, u.Cut)
+	}
+	return b.String()
+}
+
+// linksSaid is recordsSaid for Links.
+func linksSaid(d string, upper []level) string {
+	var b strings.Builder
+	for _, u := range upper {
+		fmt.Fprintf(&b, `
+     AND NOT EXISTS (SELECT 1 FROM mat_links u WHERE u.domain_id = %[1]s AND u.branch_id = %[2]d
+           AND u.from_key = e.from_key AND u.relation = e.relation AND u.to_key = e.to_key
+           AND (u.seq <= %[3]d OR EXISTS (SELECT 1 FROM mat_link_history uh WHERE uh.domain_id = %[1]s AND uh.branch_id = %[2]d
+                AND uh.from_key = e.from_key AND uh.relation = e.relation AND uh.to_key = e.to_key AND uh.seq <= %[3]d)))`, d, u.Branch, u.Cut)
+	}
+	return b.String()
+}
+
+// MaterializeWorker runs store.materialize jobs.
+type MaterializeWorker struct {
+	river.WorkerDefaults[MaterializeArgs]
+	copier *Copier
+}
+
+// Timeout lets a copy run as long as it needs: every batch is bounded.
+func (w *MaterializeWorker) Timeout(*river.Job[MaterializeArgs]) time.Duration { return -1 }
+
+// Work copies the branch, resuming from its stored progress.
+func (w *MaterializeWorker) Work(ctx context.Context, job *river.Job[MaterializeArgs]) error {
+	return w.copier.Run(ctx, job.Args)
+}
+
+// Queue returns the hooks that queue branch jobs with client, in the
+// transaction of the branch change: a copy queues store.materialize and
+// the index builds of the copy's schema; a deletion store.branch_delete.
+func Queue(client *river.Client[pgx.Tx]) store.BranchJobs {
+	return store.BranchJobs{
+		Copy: func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, compiled json.RawMessage) error {
+			var sch schema.Schema
+			if err := json.Unmarshal(compiled, &sch); err != nil {
+				return fmt.Errorf("decode schema: %w", err)
+			}
+			params := []river.InsertManyParams{{Args: MaterializeArgs{DomainID: domainID, BranchID: branchID}}}
+			for _, ib := range IndexBuildsForSchema(nil, &sch) {
+				ib.DomainID, ib.BranchID = domainID, branchID
+				params = append(params, river.InsertManyParams{Args: ib})
+			}
+			if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+				return fmt.Errorf("enqueue branch copy: %w", err)
+			}
+			return nil
+		},
+		Delete: func(ctx context.Context, tx pgx.Tx, domainID, branchID int32) error {
+			if _, err := client.InsertTx(ctx, tx, BranchDeleteArgs{DomainID: domainID, BranchID: branchID}, nil); err != nil {
+				return fmt.Errorf("enqueue branch deletion: %w", err)
+			}
+			return nil
+		},
+	}
+}

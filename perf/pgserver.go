@@ -1,0 +1,222 @@
+package perf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/internal/storagecli"
+)
+
+// DefaultPerfDir is where `make perf-up` keeps the perf server.
+const DefaultPerfDir = ".lorebase/perf-pg"
+
+// DefaultPerfPort is the perf server's port.
+const DefaultPerfPort = 55432
+
+// PerfServer is the long-lived PostgreSQL of the perf targets: a cluster
+// from the machine's binaries in Dir (data in Dir/data), listening on the
+// loopback interface only, durable (fsync on), its settings from a storage
+// profile. The seed databases of --seed-database live in it.
+type PerfServer struct {
+	Dir  string
+	Port int
+	// Log receives what is done (nil: nothing).
+	Log io.Writer
+}
+
+// URL connects to the server's postgres database as superuser.
+func (p PerfServer) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", p.Port)
+}
+
+func (p PerfServer) data() string { return filepath.Join(p.Dir, "data") }
+
+func (p PerfServer) logf(format string, args ...any) {
+	if p.Log != nil {
+		fmt.Fprintf(p.Log, format+"\n", args...)
+	}
+}
+
+// Up initializes the cluster when Dir holds none, starts it when it is not
+// running, applies the storage profile (storagecli.Apply: ALTER SYSTEM,
+// reload) and restarts it when a changed setting needs a restart
+// (shared_buffers). It writes the URL to Dir/url and returns it.
+func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
+	prof, err := storagecli.Named(profile)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(p.Dir)
+	if err != nil {
+		return "", fmt.Errorf("perf server directory: %w", err)
+	}
+	p.Dir = abs
+	// The parents must let the postgres user through when run as root.
+	if err := os.MkdirAll(filepath.Dir(p.Dir), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(p.Dir), err)
+	}
+	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
+		return "", fmt.Errorf("create %s: %w", p.Dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := p.initdb(ctx); err != nil {
+			return "", err
+		}
+	}
+	if !p.running(ctx) {
+		p.logf("perf-pg: starting PostgreSQL in %s on 127.0.0.1:%d", p.data(), p.Port)
+		if err := p.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(p.Dir, "postgres.log"),
+			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
+			log, _ := os.ReadFile(filepath.Join(p.Dir, "postgres.log"))
+			return "", fmt.Errorf("start the perf server: %w\n%s", err, tail(string(log), 2000))
+		}
+	}
+	conn, err := pgx.Connect(ctx, p.URL())
+	if err != nil {
+		return "", fmt.Errorf("connect to the perf server: %w", err)
+	}
+	// The server settings only: the table parameters belong to each
+	// migrated database (ApplyProfile, --profile of the perf commands).
+	settings := *prof
+	settings.Tables = nil
+	res, err := storagecli.Apply(ctx, conn, &settings, storagecli.ApplyOptions{})
+	conn.Close(ctx)
+	if err != nil {
+		return "", fmt.Errorf("apply storage profile %s: %w", profile, err)
+	}
+	for _, s := range res.Settings {
+		p.logf("perf-pg: %s = %s", s.Name, s.Wanted)
+	}
+	if len(res.RestartNeeded) > 0 {
+		p.logf("perf-pg: restarting for %s", strings.Join(res.RestartNeeded, ", "))
+		if err := p.pgctl(ctx, "restart", "-w", "-t", "120", "-m", "fast", "-l", filepath.Join(p.Dir, "postgres.log"),
+			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
+			return "", fmt.Errorf("restart the perf server: %w", err)
+		}
+	}
+	url := p.URL()
+	if err := os.WriteFile(filepath.Join(p.Dir, "url"), []byte(url+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write the URL: %w", err)
+	}
+	return url, nil
+}
+
+// ApplyProfile applies a storage profile (storagecli.Apply) to a migrated
+// database: its partitions' storage parameters, and the server settings
+// when they differ (a setting needing a restart is reported, not applied).
+func ApplyProfile(ctx context.Context, url, profile string, log io.Writer) error {
+	prof, err := storagecli.Named(profile)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("apply storage profile %s: connect: %w", profile, err)
+	}
+	defer conn.Close(ctx)
+	res, err := storagecli.Apply(ctx, conn, prof, storagecli.ApplyOptions{})
+	if err != nil {
+		return fmt.Errorf("apply storage profile %s: %w", profile, err)
+	}
+	if log != nil && res.Changed() {
+		fmt.Fprintf(log, "perf: storage profile %s: %d settings, %d table parameters changed; restart needed for: %s\n",
+			profile, len(res.Settings), len(res.Tables), strings.Join(res.RestartNeeded, ", "))
+	}
+	return nil
+}
+
+// Down stops the server and deletes Dir, seed databases included.
+func (p PerfServer) Down(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); err == nil && p.running(ctx) {
+		p.logf("perf-pg: stopping PostgreSQL in %s", p.data())
+		if err := p.pgctl(ctx, "stop", "-w", "-m", "fast"); err != nil {
+			return fmt.Errorf("stop the perf server: %w", err)
+		}
+	}
+	if err := os.RemoveAll(p.Dir); err != nil {
+		return fmt.Errorf("remove %s: %w", p.Dir, err)
+	}
+	p.logf("perf-pg: removed %s", p.Dir)
+	return nil
+}
+
+func (p PerfServer) initdb(ctx context.Context) error {
+	p.logf("perf-pg: initdb %s", p.data())
+	if os.Geteuid() == 0 {
+		if out, err := exec.CommandContext(ctx, "chown", "-R", "postgres:postgres", p.Dir).CombinedOutput(); err != nil {
+			return fmt.Errorf("chown %s: %w: %s", p.Dir, err, out)
+		}
+	}
+	if err := p.run(ctx, "initdb", "-D", p.data(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C"); err != nil {
+		return err
+	}
+	conf := strings.Join([]string{
+		"",
+		"# perf server (perf/cmd/perfpg); the storage profile is in postgresql.auto.conf",
+		"listen_addresses = '127.0.0.1'",
+		fmt.Sprintf("port = %d", p.Port),
+		fmt.Sprintf("unix_socket_directories = '%s'", p.Dir),
+		"max_connections = 300",
+		"logging_collector = off",
+		"log_min_messages = warning",
+		"",
+	}, "\n")
+	f, err := os.OpenFile(filepath.Join(p.data(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open postgresql.conf: %w", err)
+	}
+	_, err = f.WriteString(conf)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write postgresql.conf: %w", err)
+	}
+	return nil
+}
+
+func (p PerfServer) running(ctx context.Context) bool {
+	return p.pgctl(ctx, "status") == nil
+}
+
+func (p PerfServer) pgctl(ctx context.Context, args ...string) error {
+	return p.run(ctx, "pg_ctl", append([]string{"-D", p.data()}, args...)...)
+}
+
+// run runs a PostgreSQL binary, as the postgres user when run as root.
+func (p PerfServer) run(ctx context.Context, name string, args ...string) error {
+	bin, err := pgtest.FindBinaries()
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(bin, name)
+	var cmd *exec.Cmd
+	if os.Geteuid() == 0 {
+		cmd = exec.CommandContext(ctx, "runuser", append([]string{"-u", "postgres", "--", path}, args...)...)
+	} else {
+		cmd = exec.CommandContext(ctx, path, args...)
+	}
+	cmd.Dir = os.TempDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}

@@ -1,0 +1,53 @@
+package perf_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/perf"
+)
+
+func TestPerfServerUpDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	// The postgres user runs the server when the tests run as root.
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	srv := perf.PerfServer{Dir: filepath.Join(dir, "nested", "perf-pg"), Port: port}
+	t.Cleanup(func() { _ = srv.Down(context.Background()) })
+
+	url, err := srv.Up(ctx, "dev")
+	require.NoError(t, err)
+	require.Equal(t, srv.URL(), url)
+	saved, err := os.ReadFile(filepath.Join(srv.Dir, "url"))
+	require.NoError(t, err)
+	require.Equal(t, url+"\n", string(saved))
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	var sb, fsync string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT current_setting('shared_buffers'), current_setting('fsync')`).Scan(&sb, &fsync))
+	require.NoError(t, conn.Close(ctx))
+	require.Equal(t, "512MB", sb, "the dev profile, after the restart it needs")
+	require.Equal(t, "on", fsync)
+
+	again, err := srv.Up(ctx, "dev")
+	require.NoError(t, err, "up on a running server")
+	require.Equal(t, url, again)
+
+	require.NoError(t, srv.Down(ctx))
+	_, err = os.Stat(srv.Dir)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = srv.Up(ctx, "nosuch")
+	require.ErrorContains(t, err, "unknown profile")
+}

@@ -1,0 +1,187 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/store"
+)
+
+// ReplicateResult tells what Replicate did.
+type ReplicateResult struct {
+	Replicas int           `json:"replicas"`
+	Skipped  int           `json:"skipped"` // replicas copied by earlier runs
+	Copied   int           `json:"copied"`  // replicas copied by this run
+	Rows     int64         `json:"rows"`    // rows inserted by this run, every table
+	Duration time.Duration `json:"duration_ns"`
+	Vacuum   time.Duration `json:"vacuum_ns"`
+}
+
+// replicaSQL builds the expressions of one replica as SQL text with the
+// replica's numbers as literals (functions would be called row by row: the
+// planner does not inline them where their arguments repeat).
+type replicaSQL struct {
+	r    int
+	base supply.Counts
+	seed uint64
+}
+
+// key is the key of the base key expression k in the replica
+// (supply.ReplicaKey).
+func (x replicaSQL) key(k string) string {
+	c := x.base
+	return fmt.Sprintf(`(CASE
+	WHEN left(%[1]s, 3) = 'PO-' THEN 'PO-' || (substr(%[1]s, 4)::bigint + %[2]d)
+	WHEN left(%[1]s, 2) = 'S-' THEN 'S-' || (substr(%[1]s, 3)::bigint + %[3]d)
+	WHEN left(%[1]s, 2) = 'W-' THEN 'W-' || (substr(%[1]s, 3)::bigint + %[4]d)
+	WHEN left(%[1]s, 2) = 'P-' THEN 'P-' || (substr(%[1]s, 3)::bigint + %[5]d)
+	ELSE '%[6]s' || substr(%[1]s, 2) END)`,
+		k, x.r*c.PurchaseOrders, x.r*c.Suppliers, x.r*c.Warehouses, x.r*c.Parts, supply.ReplicaChars[x.r-1:x.r])
+}
+
+// isBase tells whether the key expression k is a key of the base.
+func (x replicaSQL) isBase(k string) string {
+	c := x.base
+	return fmt.Sprintf(`(CASE
+	WHEN left(%[1]s, 3) = 'PO-' THEN substr(%[1]s, 4)::bigint < %[2]d
+	WHEN left(%[1]s, 2) = 'S-' THEN substr(%[1]s, 3)::bigint < %[3]d
+	WHEN left(%[1]s, 2) = 'W-' THEN substr(%[1]s, 3)::bigint < %[4]d
+	WHEN left(%[1]s, 2) = 'P-' THEN substr(%[1]s, 3)::bigint < %[5]d
+	ELSE left(%[1]s, 1) = '0' END)`,
+		k, 100001+c.PurchaseOrders, 1001+c.Suppliers, 1001+c.Warehouses, 1001+c.Parts)
+}
+
+// ref renumbers the foreign key attr of the values expression v.
+func (x replicaSQL) ref(v, attr string) string {
+	return fmt.Sprintf(`(CASE WHEN jsonb_typeof(%[1]s -> '%[2]s') = 'string'
+	THEN jsonb_set(%[1]s, '{%[2]s}', to_jsonb(%[3]s)) ELSE %[1]s END)`, v, attr, x.key(v+" ->> '"+attr+"'"))
+}
+
+// values is a base Record's values in the replica: foreign keys renumbered,
+// a Supplier's VAT number that of its number in the whole dataset.
+func (x replicaSQL) values(kind, key, v string) string {
+	return fmt.Sprintf(`(CASE
+	WHEN %[3]s IS NULL THEN NULL
+	WHEN %[1]s = 'Supplier' AND jsonb_typeof(%[3]s -> 'vat') = 'string' THEN
+		jsonb_set(%[3]s, '{vat}', to_jsonb(coalesce(%[3]s ->> 'country', '') ||
+			lpad((((substr(%[2]s, 3)::bigint - 1001 + %[4]d) * %[5]d + %[6]d) %% 1000000000)::text, 9, '0')))
+	WHEN %[1]s = 'Part' THEN %[7]s
+	WHEN %[1]s = 'PurchaseOrder' THEN %[8]s
+	WHEN %[1]s = 'RiskFlag' THEN %[9]s
+	ELSE %[3]s END)`,
+		kind, key, v, x.r*x.base.Suppliers, supply.VATMultiplier, x.seed%1_000_000_000,
+		x.ref(v, "maker"), x.ref(x.ref(v, "supplier"), "part"), x.ref(v, "supplier"))
+}
+
+// statements copy the base rows of main into the replica ($1 the Domain,
+// $2 main): the materialized head (Records, Links) and the history of both.
+// The Revisions, trees and objects are not copied: the copies' rows point
+// to the base's Revisions.
+func (x replicaSQL) statements() []string {
+	return []string{
+		`INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+	SELECT domain_id, branch_id, ` + x.key("key") + `, kind, title, ` + x.values("kind", "key", "values") + `,
+	       search, lineage, created_seq, seq, versions, deleted
+	  FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key"),
+		`INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq, deleted)
+	SELECT domain_id, branch_id, ` + x.key("from_key") + `, relation, ` + x.key("to_key") + `, origin, seq, deleted
+	  FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("from_key"),
+		`INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
+	SELECT domain_id, branch_id, ` + x.key("key") + `, seq, revision_id, op, kind, title, ` + x.values("kind", "key", "values") + `,
+	       object_hash, provenance
+	  FROM mat_history WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key"),
+		`INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op, origin)
+	SELECT domain_id, branch_id, ` + x.key("from_key") + `, relation, ` + x.key("to_key") + `, seq, op, origin
+	  FROM mat_link_history WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("from_key"),
+	}
+}
+
+// Replicate turns a loaded base dataset (cfg.Base(), in the Domain
+// DomainName) into the dataset cfg: it copies the materialized rows of main
+// cfg.Replicas-1 times with keys renumbered as supply.ReplicaKey does, in
+// set-based SQL, one transaction per replica (four INSERT ... SELECT with
+// the replica's numbers as literals), then
+// runs VACUUM ANALYZE. The word lexicon follows through its triggers. A
+// replica whose first Supplier exists is skipped, so an interrupted run
+// resumes. It does nothing when cfg has no replicas.
+func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress io.Writer) (*ReplicateResult, error) {
+	res := &ReplicateResult{Replicas: max(cfg.Replicas, 1)}
+	if cfg.Replicas <= 1 {
+		return res, nil
+	}
+	gen, err := supply.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
+	}
+	base, err := supply.New(cfg.Base())
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
+	}
+	d, err := s.DomainByName(ctx, DomainName)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
+	}
+	var branchID int32
+	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, d.ID, Branch).Scan(&branchID); err != nil {
+		return nil, fmt.Errorf("replicate: branch %s: %w", Branch, err)
+	}
+	c := base.Counts()
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: acquire connection: %w", err)
+	}
+	defer conn.Release()
+	start := time.Now()
+	for r := 1; r < cfg.Replicas; r++ {
+		var exists bool
+		first := gen.Key(supply.KindSupplier, r*c.Suppliers)
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND key = $3)`,
+			d.ID, branchID, first).Scan(&exists)
+		if err != nil {
+			return res, fmt.Errorf("replicate: look up replica %d: %w", r, err)
+		}
+		if exists {
+			res.Skipped++
+			continue
+		}
+		t := time.Now()
+		var rows int64
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = 0`); err != nil {
+				return err
+			}
+			for _, stmt := range (replicaSQL{r: r, base: c, seed: cfg.Seed}).statements() {
+				tag, err := tx.Exec(ctx, stmt, d.ID, branchID)
+				if err != nil {
+					return err
+				}
+				rows += tag.RowsAffected()
+			}
+			return nil
+		})
+		if err != nil {
+			return res, fmt.Errorf("replicate: replica %d: %w", r, err)
+		}
+		res.Copied++
+		res.Rows += rows
+		res.Duration = time.Since(start)
+		if progress != nil {
+			fmt.Fprintf(progress, "replicate: replica %d/%d: %d rows in %s (%.0f rows/s)\n",
+				r+1, cfg.Replicas, rows, time.Since(t).Round(time.Millisecond), float64(rows)/time.Since(t).Seconds())
+		}
+	}
+	res.Duration = time.Since(start)
+	if res.Copied > 0 {
+		t := time.Now()
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE", pgx.QueryExecModeSimpleProtocol); err != nil {
+			return res, fmt.Errorf("replicate: vacuum analyze: %w", err)
+		}
+		res.Vacuum = time.Since(t)
+	}
+	return res, nil
+}

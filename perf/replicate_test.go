@@ -1,0 +1,107 @@
+package perf_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/perf"
+)
+
+func TestReplicate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	cfg := supply.Config{Seed: 3, Scale: 3, ExtraLinks: 1, Replicas: 3}
+	res, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
+	require.NoError(t, err)
+	require.Equal(t, supply.RecordsPerUnit, res.Records, "the load loads the base")
+
+	rep, err := perf.Replicate(ctx, s, cfg, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Copied)
+	require.Positive(t, rep.Rows)
+
+	g, err := supply.New(cfg)
+	require.NoError(t, err)
+	type row struct {
+		kind, title string
+		values      map[string]any
+	}
+	got := map[string]row{}
+	rows, err := s.Pool.Query(ctx, `SELECT key, kind, title, values FROM mat_records WHERE domain_id = $1`, res.DomainID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var k string
+		var r row
+		var raw []byte
+		require.NoError(t, rows.Scan(&k, &r.kind, &r.title, &raw))
+		require.NoError(t, json.Unmarshal(raw, &r.values))
+		got[k] = r
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, got, g.Counts().Records())
+
+	base, err := supply.New(cfg.Base())
+	require.NoError(t, err)
+	for _, kind := range []string{supply.KindSupplier, supply.KindWarehouse, supply.KindPart, supply.KindPurchaseOrder, supply.KindRiskFlag} {
+		per := base.Counts().Of(kind)
+		for i := range g.Counts().Of(kind) {
+			c, err := g.Record(kind, i)
+			require.NoError(t, err)
+			r, ok := got[c.Key]
+			require.True(t, ok, "%s %d: %s missing", kind, i, c.Key)
+			require.Equal(t, kind, r.kind)
+			orig := got[base.Key(kind, i%per)]
+			require.Equal(t, orig.title, r.title, c.Key)
+			var want map[string]any
+			require.NoError(t, json.Unmarshal(c.Values, &want))
+			for _, attr := range []string{"maker", "supplier", "part", "vat"} {
+				require.Equal(t, want[attr], r.values[attr], "%s.%s", c.Key, attr)
+			}
+		}
+	}
+
+	wantLinks := map[[3]string]bool{}
+	for c := range g.Changes() {
+		if c.Op == "link" {
+			wantLinks[[3]string{c.From, c.Relation, c.To}] = true
+		}
+	}
+	links := map[[3]string]bool{}
+	var refs int
+	lrows, err := s.Pool.Query(ctx, `SELECT from_key, relation, to_key, origin = 'r' FROM mat_links WHERE domain_id = $1`, res.DomainID)
+	require.NoError(t, err)
+	for lrows.Next() {
+		var l [3]string
+		var ref bool
+		require.NoError(t, lrows.Scan(&l[0], &l[1], &l[2], &ref))
+		if ref {
+			refs++
+			continue
+		}
+		links[l] = true
+	}
+	require.NoError(t, lrows.Err())
+	require.Equal(t, wantLinks, links)
+	require.Equal(t, g.Counts().RefLinks(), refs)
+
+	var history, linkHistory int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mat_history WHERE domain_id = $1),
+		(SELECT count(*) FROM mat_link_history WHERE domain_id = $1)`, res.DomainID).Scan(&history, &linkHistory))
+	require.Equal(t, g.Counts().Records(), history)
+	require.Equal(t, g.Counts().Links()+g.Counts().RefLinks(), linkHistory)
+
+	var lexicon int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT records FROM mat_lexicon WHERE domain_id = $1 ORDER BY records DESC LIMIT 1`,
+		res.DomainID).Scan(&lexicon))
+	require.Positive(t, lexicon)
+
+	again, err := perf.Replicate(ctx, s, cfg, nil)
+	require.NoError(t, err)
+	require.Equal(t, 0, again.Copied)
+	require.Equal(t, 2, again.Skipped)
+}

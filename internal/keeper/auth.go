@@ -33,11 +33,6 @@ func (p *principal) name() string {
 	return p.token.Name
 }
 
-// inDomain reports whether the principal may see the Domain at all.
-func (p *principal) inDomain(domainID int32) bool {
-	return p.bootstrap || p.token.DomainID == domainID
-}
-
 // canWrite reports whether the principal may commit to a branch.
 func (p *principal) canWrite(branch string) bool {
 	if p.bootstrap || p.token.Role == RoleAdmin {

@@ -54,6 +54,17 @@ type Config struct {
 	// change after the new schema row is written (for example to queue the
 	// index builds the new schema needs). Its error rolls the change back.
 	OnSchemaChange func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error
+	// IndexBuilds, when set, queues per-Attribute index builds of a Kind of
+	// a branch in the commit's transaction: an overlay gets them once its
+	// own Records of the Kind pass OverlayIndexThreshold.
+	IndexBuilds func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error
+	// IndexName names the per-Attribute index of (Domain, branch, Kind,
+	// Attribute), so the pipeline skips Kinds already indexed.
+	IndexName func(domainID, branchID int32, kind, attribute string) string
+	// OverlayIndexThreshold: own Records of one Kind past which an overlay
+	// gets per-Attribute indexes (branches.overlay_index_threshold); 0 is
+	// DefaultOverlayIndexThreshold, negative never.
+	OverlayIndexThreshold int
 }
 
 // Errors the pipeline returns besides *store.InvalidError (validation, 400/422)

@@ -190,6 +190,9 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		if err != nil {
 			return err
 		}
+		if err := p.overlayIndexes(ctx, tx, domainID, b, st); err != nil {
+			return err
+		}
 		res = r
 		return nil
 	})

@@ -226,3 +226,17 @@ func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]riv
 	}
 	return c, nil
 }
+
+// EnqueueKindIndexes queues, in the caller's transaction, the index builds
+// of the given Attributes of one Kind on a branch (an overlay that grew
+// past the overlay index threshold).
+func EnqueueKindIndexes(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
+	params := make([]river.InsertManyParams, len(attributes))
+	for i, a := range attributes {
+		params[i] = river.InsertManyParams{Args: IndexArgs{DomainID: domainID, BranchID: branchID, KindName: kind, Attribute: a}}
+	}
+	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+		return fmt.Errorf("enqueue index builds of %s: %w", kind, err)
+	}
+	return nil
+}

@@ -45,6 +45,10 @@ func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
 	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
 	}
+	cc.IndexBuilds = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
+		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
+	}
+	cc.IndexName = jobs.IndexName
 	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, cfg.ReadsConfig())}, nil
 }
 

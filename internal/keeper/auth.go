@@ -100,12 +100,24 @@ func (s *Server) principal(r *http.Request) (*principal, error) {
 	if len(secret) > 200 {
 		return nil, errUnauthorized("The token is not valid.")
 	}
+	// The cache is keyed by the token's hash, never the secret itself; only
+	// tokens that exist are cached, so a new token works at once.
+	sum := sha256.Sum256([]byte(secret))
+	cacheKey := string(sum[:])
+	if s.tokens != nil {
+		if t, ok := s.tokens.Get(cacheKey); ok {
+			return &principal{token: t}, nil
+		}
+	}
 	t, err := s.store.TokenBySecret(r.Context(), secret)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errUnauthorized("The token is not valid.")
 	}
 	if err != nil {
 		return nil, err
+	}
+	if s.tokens != nil {
+		s.tokens.Add(cacheKey, t)
 	}
 	return &principal{token: t}, nil
 }

@@ -37,6 +37,10 @@ type Config struct {
 	Write WriteConfig `yaml:"write"`
 	// Jobs tunes the background jobs (jobs.*).
 	Jobs JobsConfig `yaml:"jobs"`
+	// Branches tunes branches (branches.*).
+	Branches BranchesConfig `yaml:"branches"`
+	// Auth tunes authentication (auth.*).
+	Auth AuthConfig `yaml:"auth"`
 	// AdminToken is the bootstrap admin's bearer token (admin_token); empty
 	// disables the bootstrap admin.
 	AdminToken string `yaml:"admin_token"`
@@ -129,6 +133,20 @@ type JobsConfig struct {
 	BatchContendedMS int `yaml:"batch_contended_ms"`
 }
 
+// AuthConfig is the auth.* section.
+type AuthConfig struct {
+	// TokenCacheMS: how long a resolved bearer token is kept in memory
+	// (auth.token_cache_ms; 0 looks every request's token up).
+	TokenCacheMS int `yaml:"token_cache_ms"`
+}
+
+// BranchesConfig is the branches.* section.
+type BranchesConfig struct {
+	// OverlayIndexThreshold: own Records of one Kind past which an overlay
+	// gets per-Attribute indexes of its own (branches.overlay_index_threshold).
+	OverlayIndexThreshold int `yaml:"overlay_index_threshold"`
+}
+
 // DefaultConfig is the configuration without file or environment.
 func DefaultConfig() Config {
 	return Config{
@@ -149,8 +167,10 @@ func DefaultConfig() Config {
 			Page:         PageLimitConfig{DefaultLimit: 50, MaxLimit: 1000},
 			Neighborhood: NeighborhoodConfig{MaxLimit: 1000, MaxDepth: 3},
 		},
-		Write: WriteConfig{CopyThresholdRows: 500, MaxChanges: 50000},
-		Jobs:  JobsConfig{BatchTargetMS: 200, BatchContendedMS: 50},
+		Write:    WriteConfig{CopyThresholdRows: 500, MaxChanges: 50000},
+		Jobs:     JobsConfig{BatchTargetMS: 200, BatchContendedMS: 50},
+		Branches: BranchesConfig{OverlayIndexThreshold: commit.DefaultOverlayIndexThreshold},
+		Auth:     AuthConfig{TokenCacheMS: 5000},
 	}
 }
 
@@ -183,6 +203,8 @@ func (c *Config) keys() []configKey {
 		{"write.max_changes", &c.Write.MaxChanges},
 		{"jobs.batch_target_ms", &c.Jobs.BatchTargetMS},
 		{"jobs.batch_contended_ms", &c.Jobs.BatchContendedMS},
+		{"branches.overlay_index_threshold", &c.Branches.OverlayIndexThreshold},
+		{"auth.token_cache_ms", &c.Auth.TokenCacheMS},
 		{"admin_token", &c.AdminToken},
 	}
 }
@@ -301,11 +323,15 @@ func (c *Config) Validate() error {
 		{"write.max_changes", c.Write.MaxChanges},
 		{"jobs.batch_target_ms", c.Jobs.BatchTargetMS},
 		{"jobs.batch_contended_ms", c.Jobs.BatchContendedMS},
+		{"branches.overlay_index_threshold", c.Branches.OverlayIndexThreshold},
 	}
 	for _, p := range positive {
 		if p.v <= 0 {
 			bad(p.key, "must be a positive integer, got %d", p.v)
 		}
+	}
+	if c.Auth.TokenCacheMS < 0 {
+		bad("auth.token_cache_ms", "must be 0 (no cache) or a positive number of milliseconds, got %d", c.Auth.TokenCacheMS)
 	}
 	if c.Database.MaxConns < 0 || c.Database.MaxConns > 10000 {
 		bad("database.max_conns", "must be between 0 (the driver's default) and 10000, got %d", c.Database.MaxConns)
@@ -344,7 +370,8 @@ func (c *Config) StoreConfig() store.Config {
 
 // CommitConfig is the commit pipeline's configuration.
 func (c *Config) CommitConfig() commit.Config {
-	return commit.Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges}
+	return commit.Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
+		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold}
 }
 
 // ReadsConfig is the reads' configuration.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/reads"
@@ -27,7 +28,10 @@ type Server struct {
 	log       *slog.Logger
 	metrics   *metrics
 	adminHash []byte // sha256 of the bootstrap admin token; nil when disabled
-	handler   http.Handler
+	// tokens caches resolved bearer tokens for auth.token_cache_ms (nil:
+	// every request looks its token up).
+	tokens  *expirable.LRU[string, *store.Token]
+	handler http.Handler
 	// branchJobs queues branch copies and deletions in their transactions.
 	branchJobs store.BranchJobs
 }
@@ -39,6 +43,9 @@ func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *s
 		log = slog.New(slog.DiscardHandler)
 	}
 	srv := &Server{cfg: cfg, store: s, commits: p, reads: r, log: log, metrics: newMetrics(s.Pool)}
+	if cfg.Auth.TokenCacheMS > 0 {
+		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, time.Duration(cfg.Auth.TokenCacheMS)*time.Millisecond)
+	}
 	if cfg.AdminToken != "" {
 		h := sha256.Sum256([]byte(cfg.AdminToken))
 		srv.adminHash = h[:]

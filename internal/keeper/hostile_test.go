@@ -44,7 +44,23 @@ func TestHostileInput(t *testing.T) {
 			req{"GET", bp + "/revisions?before=" + s, nil, nil},
 			req{"GET", "/v1/domains/supply/revisions/" + s, nil, nil},
 			req{"POST", "/v1/domains/supply/branches/" + s + "/commits", commitBody("x", put("Supplier", "S-2", map[string]any{"name": "x"})), nil},
+			req{"GET", bp + "/records/" + s + "/links", nil, nil},
+			req{"GET", bp + "/records/S-1/links?relation=" + s, nil, nil},
+			req{"GET", bp + "/records/S-1/links?direction=" + s + "&at=" + s, nil, nil},
+			req{"GET", bp + "/records/" + s + "/neighborhood?depth=" + s, nil, nil},
+			req{"GET", bp + "/records/" + s + "/history?before=" + s, nil, nil},
+			req{"GET", bp + "/records/" + s + "/lineage", nil, nil},
+			req{"GET", bp + "/search?q=" + s, nil, nil},
+			req{"GET", bp + "/search?q=acme&kind=" + s + "&at=" + s, nil, nil},
+			req{"GET", bp + "/resolve?mention=" + s + "&kind=" + s, nil, nil},
+			req{"POST", "/v1/domains/supply/branches", map[string]any{"name": s, "from": "main"}, nil},
+			req{"POST", "/v1/domains/supply/branches", map[string]any{"name": "agent/x", "from": s, "at": s}, nil},
+			req{"DELETE", "/v1/domains/supply/branches/" + s, nil, nil},
 		)
+	}
+	// Query syntax of tsquery, LIKE and regular expressions is just text.
+	for _, q := range []string{"a & b", "!a", "a:*", "(a | b", "a <-> b", "%", "_", ".*", "\\", "'", "''"} {
+		cases = append(cases, req{"GET", bp + "/search?q=" + esc(q), nil, nil}, req{"GET", bp + "/resolve?mention=" + esc(q), nil, nil})
 	}
 	// Hostile names in every position that names something: none is valid.
 	for _, v := range []string{`'`, `"`, `\`, "%", "\x00", "a\x00b", huge, "\u202e", "new\nline"} {

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // BenchmarkReads times each read as lorebase_app over a generated Domain
@@ -137,4 +140,55 @@ func BenchmarkOverlayReads(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSearchCommonWord times the search for a word held by a fifth of
+// a generated Domain's Records (LOREBASE_BENCH_RECORDS, default 20,000):
+// the word "common" is added to the title of every fifth Record.
+func BenchmarkSearchCommonWord(b *testing.B) {
+	s := newStore(b)
+	f := commonWordDomain(b, s, benchRecords())
+	for _, bc := range []struct{ name, q string }{
+		{"common", "common"},
+		{"common_part", "common part"},
+		{"common_rare", fmt.Sprintf("common w%d", 7)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := f.r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: bc.q}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			if len(lat) > 0 {
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50_ms")
+				b.ReportMetric(float64(lat[len(lat)*95/100].Microseconds())/1000, "p95_ms")
+			}
+		})
+	}
+}
+
+// commonWordDomain generates a Domain of n Records and adds the word
+// "common" to the title (and search vector) of every fifth Record, then
+// vacuums.
+func commonWordDomain(t testing.TB, s *store.Store, n int) *fixture {
+	t.Helper()
+	f := newFixture(t, s, "common")
+	generate(t, f, n)
+	_, err := s.Pool.Exec(f.ctx, `UPDATE mat_records SET title = title || ' common',
+			"values" = jsonb_set("values", '{name}', to_jsonb(title || ' common')),
+			search = setweight(to_tsvector('simple', title || ' common'), 'A')
+		WHERE domain_id = $1 AND branch_id = $2 AND key <> 'S-0' AND split_part(key, '-', 2)::int % 5 = 0`, f.domain, f.branch)
+	require.NoError(t, err)
+	// VACUUM moves the GIN index's pending entries into the index (as
+	// autovacuum does), so the search reads the index as it stands in
+	// steady state rather than a pending list of fresh rows.
+	for _, st := range []string{"VACUUM (ANALYZE) mat_records", "ANALYZE mat_lexicon"} {
+		_, err := s.Pool.Exec(f.ctx, st)
+		require.NoError(t, err)
+	}
+	return f
 }

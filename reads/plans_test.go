@@ -192,3 +192,26 @@ func TestOverlayPlansUseIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelStatementsInFunctions checks that the read functions run the
+// multi-level statements their companions return: each function's body
+// holds the text of lb_levels_stmt (static SQL over the level parameters).
+func TestLevelStatementsInFunctions(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := context.Background()
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	for _, tc := range []struct{ stmt, fn string }{
+		{"get", "lb_get"},
+		{"present", "lb_links"},
+		{"links", "lb_links"},
+		{"present", "lb_neighborhood"},
+		{"neighborhood", "lb_neighborhood"},
+	} {
+		var stmt, src string
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT lb_levels_stmt($1)`, tc.stmt).Scan(&stmt))
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT prosrc FROM pg_proc WHERE proname = $1`, tc.fn).Scan(&src))
+		require.NotEmpty(t, stmt, tc.stmt)
+		require.Contains(t, norm(src), norm(stmt), "%s does not run lb_levels_stmt('%s')", tc.fn, tc.stmt)
+	}
+}

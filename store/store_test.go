@@ -59,3 +59,48 @@ func TestReadIsScopedToOneDomain(t *testing.T) {
 	require.Equal(t, 2, n)
 	_ = b
 }
+
+// Every table holding Domain data (every table with a domain_id column,
+// partitions included) has row-level security on and the domain_isolation
+// policy, so a table added later cannot forget it; lorebase_app owns none.
+func TestEveryDomainTableIsIsolated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	rows, err := s.Pool.Query(ctx, `
+		SELECT c.relname, c.relrowsecurity, c.relispartition,
+		       EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = coalesce(i.inhparent, c.oid) AND p.polname = 'domain_isolation'),
+		       pg_get_userbyid(c.relowner),
+		       has_table_privilege('lorebase_app', c.oid, 'SELECT, INSERT, UPDATE, DELETE')
+		  FROM pg_class c
+		  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'domain_id' AND NOT a.attisdropped
+		  LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
+		 WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
+		 ORDER BY 1`)
+	require.NoError(t, err)
+	n := 0
+	for rows.Next() {
+		var name, owner string
+		var rls, partition, policy, direct bool
+		require.NoError(t, rows.Scan(&name, &rls, &partition, &policy, &owner, &direct))
+		n++
+		require.True(t, policy, "%s has no domain_isolation policy", name)
+		require.NotEqual(t, "lorebase_app", owner, name)
+		if !partition {
+			require.True(t, rls, "%s has row-level security off", name)
+		} else if !rls {
+			// A partition is reached through its parent, whose policy
+			// applies; lorebase_app must not reach it directly.
+			require.False(t, direct, "lorebase_app may use partition %s directly, around the policy", name)
+		}
+	}
+	require.NoError(t, rows.Err())
+	require.GreaterOrEqual(t, n, 11, "the Domain tables were found")
+
+	// domains itself is keyed by id.
+	var rls bool
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT relrowsecurity FROM pg_class WHERE oid = 'domains'::regclass`).Scan(&rls))
+	require.True(t, rls)
+}

@@ -16,6 +16,14 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	if err := firstErr(checkBranch(branch), checkKey("key", key), checkRevision("at", at)); err != nil {
 		return nil, err
 	}
+	if at == "" {
+		rec, err := r.getHead(ctx, domainID, branch, key)
+		if err != nil || rec != nil {
+			return rec, err
+		}
+		// Not on a branch that owns its rows: an overlay, a copy still
+		// copying, or a miss, which the function names precisely.
+	}
 	var rec *Record
 	err := r.store.Read(ctx, domainID, `SELECT key, kind, title, "values", coalesce(revision, '')
 		FROM lb_get($1, $2, lb_at_seq($1, $3))`, []any{branch, key, at}, func(rows pgx.Rows) error {
@@ -51,4 +59,34 @@ func scanRecords(rows pgx.Rows, into *[]Record) error {
 		*into = append(*into, x)
 	}
 	return nil
+}
+
+// getHeadSQL reads a Record at the head of a branch that owns all its rows
+// (main, a finished copy) as plain SQL: key and name equalities are
+// leakproof, so under row-level security it keeps its primary-key plans,
+// and pgx prepares it once per connection, so it is never planned again.
+// It answers no row for every other case (an overlay, a copy still
+// copying, a missing branch or Record), which lb_get then answers.
+const getHeadSQL = `SELECT m.key::text, m.kind::text, m.title, m."values",
+       coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '')
+  FROM refs b
+  JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
+ WHERE b.domain_id = lb_domain() AND b.name = $1 AND b.mode = 'copy' AND b.state = 'ready' AND NOT m.deleted`
+
+func (r *Reader) getHead(ctx context.Context, domainID int32, branch, key string) (*Record, error) {
+	var rec *Record
+	err := r.store.Read(ctx, domainID, getHeadSQL, []any{branch, key}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var x Record
+			if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Values, &x.Revision); err != nil {
+				return err
+			}
+			rec = &x
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate("get record", err)
+	}
+	return rec, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -93,6 +94,34 @@ func TestPlansUseIndexes(t *testing.T) {
 		}
 		require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, "%s:\n%s", tc.name, plan)
 	}
+	// The plain-SQL head get, as lorebase_app under row-level security and
+	// with the generic plan a prepared statement ends up with: primary-key
+	// probes only.
+	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(f.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(f.ctx, `PREPARE head_get(text, text) AS `+reads.GetHeadSQLForTest); err != nil {
+			return err
+		}
+		rows, err := tx.Query(f.ctx, `EXPLAIN EXECUTE head_get('main', 'P-77')`)
+		if err != nil {
+			return err
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		plan := strings.Join(lines, "\n")
+		require.Contains(t, plan, "_pkey", plan)
+		require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, plan)
+		_, err = tx.Exec(f.ctx, `DEALLOCATE head_get`)
+		return err
+	}))
+
 	// Typo correction reads the lexicon's trigram index (lb_search runs it
 	// with enable_seqscan off).
 	var plan []string

@@ -1,0 +1,4 @@
+package reads
+
+// GetHeadSQLForTest lets the plan tests EXPLAIN the head get.
+const GetHeadSQLForTest = getHeadSQL

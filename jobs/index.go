@@ -176,7 +176,10 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 			return fmt.Errorf("drop invalid index %s: %w", name, err)
 		}
 	}
-	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((values ->> %s)) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
+	// (value, key): an equality on the value is a range of the index in key
+	// order, so a keyset page of a common value reads only its page, and
+	// the unique check uses the leading column.
+	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((values ->> %s), key) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
 		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), quote(a.Attribute),
 		strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)), quote(a.KindName))
 	if _, err := conn.Exec(ctx, stmt); err != nil {

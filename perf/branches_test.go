@@ -24,10 +24,16 @@ func TestMeasureBranches(t *testing.T) {
 	br, err := w.MeasureBranches(ctx, perf.BranchOptions{Runs: 3, Many: 4, CommitChanges: 10,
 		Harness: perf.Harness{Warmup: 1, Iterations: 3}})
 	require.NoError(t, err)
-	t.Log(br.Errors)
+	require.Empty(t, br.Errors)
 	for _, p := range br.Paired {
-		t.Log(p.Name, p.Error)
+		require.Empty(t, p.Error, p.Name)
+		require.Equal(t, 3, p.Overlay.N, p.Name)
+		require.Equal(t, 3, p.Copy.N, p.Name)
 	}
+	for _, c := range br.Commits {
+		require.NotNil(t, c.RLS, c.Name)
+	}
+	require.Equal(t, 4, br.ManyOverlayCommits.N)
 	require.Equal(t, 3, br.OverlayCreate.N)
 	require.NotNil(t, br.Copy)
 	require.Positive(t, br.Copy.Written)

@@ -82,9 +82,12 @@ type LevelResult struct {
 	Throughput float64 `json:"throughput"`
 	Latency    Stats   `json:"latency"`
 	// ByRead is the latency of each read of MixedReads.
-	ByRead     map[string]Stats `json:"by_read"`
-	Errors     int              `json:"errors"`
-	FirstError string           `json:"first_error,omitempty"`
+	ByRead map[string]Stats `json:"by_read"`
+	// ByDomain are the calls, calls per second and latency of the clients
+	// of each Domain, in the order of Concurrency.Domains.
+	ByDomain   []DomainLoad `json:"by_domain"`
+	Errors     int          `json:"errors"`
+	FirstError string       `json:"first_error,omitempty"`
 	// Checked counts the Records and Links returned and checked against
 	// the Domain of the client that got them; Leaks those that failed.
 	Checked      int      `json:"checked"`
@@ -95,6 +98,14 @@ type LevelResult struct {
 	CommitRate   float64 `json:"commit_rate,omitempty"`
 	CommitErrors int     `json:"commit_errors,omitempty"`
 	CommitError  string  `json:"commit_error,omitempty"`
+}
+
+// DomainLoad is what the clients of one Domain did in a level.
+type DomainLoad struct {
+	Clients    int     `json:"clients"`
+	Calls      int     `json:"calls"`
+	Throughput float64 `json:"throughput"`
+	Latency    Stats   `json:"latency"`
 }
 
 // Concurrency is the concurrent measurement of a run.
@@ -201,7 +212,11 @@ func runLevel(ctx context.Context, tenants []*Tenant, n int, writer bool, opts C
 	lr := &LevelResult{Clients: n, Writer: writer, Duration: elapsed, ByRead: map[string]Stats{}}
 	var all []time.Duration
 	byRead := map[string][]time.Duration{}
-	for _, r := range results {
+	byDomain := make([][]time.Duration, len(tenants))
+	lr.ByDomain = make([]DomainLoad, len(tenants))
+	for i, r := range results {
+		byDomain[i%len(tenants)] = append(byDomain[i%len(tenants)], r.lat...)
+		lr.ByDomain[i%len(tenants)].Clients++
 		all = append(all, r.lat...)
 		for k, v := range r.byRead {
 			byRead[k] = append(byRead[k], v...)
@@ -221,6 +236,10 @@ func runLevel(ctx context.Context, tenants []*Tenant, n int, writer bool, opts C
 	lr.Latency = Summarize(all)
 	for k, v := range byRead {
 		lr.ByRead[k] = Summarize(v)
+	}
+	for i, v := range byDomain {
+		d := &lr.ByDomain[i]
+		d.Calls, d.Throughput, d.Latency = len(v), float64(len(v))/elapsed.Seconds(), Summarize(v)
 	}
 	if writer {
 		st := Summarize(commits)

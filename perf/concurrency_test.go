@@ -53,6 +53,11 @@ func TestConcurrencyChecksEveryRecord(t *testing.T) {
 		}
 	}
 	require.Len(t, res.Levels[3].ByRead, len(perf.MixedReads))
+	l := res.Levels[1]
+	require.Len(t, l.ByDomain, 2)
+	require.Equal(t, 2, l.ByDomain[0].Clients, "clients 0 and 2")
+	require.Equal(t, 1, l.ByDomain[1].Clients)
+	require.Equal(t, l.Calls, l.ByDomain[0].Calls+l.ByDomain[1].Calls)
 }
 
 func TestConcurrencyCountsLeaks(t *testing.T) {

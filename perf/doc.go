@@ -14,6 +14,15 @@
 // costs before it does any work: the driver, the round trip and, for
 // lorebase_app, the scoping of the transaction.
 //
-// The commands are perf/cmd/supply (load only) and perf/cmd/bench (load if
-// needed, then measure); docs/perf-harness.md describes both.
+// Beyond one client: RunConcurrency runs N clients over two Domains (with
+// and without a writer committing at a fixed rate) and checks every Record
+// returned against the client's own Domain; MeasureBranches times overlay
+// and copy creation, the background copy and delete jobs batch by batch,
+// the overlay against the copy call by call, and main with many overlays.
+// Replicate turns a loaded base dataset into a replicated one (--replicas)
+// by copying its materialized rows with renumbered keys in set-based SQL.
+//
+// The commands are perf/cmd/supply (load only), perf/cmd/bench (load if
+// needed, then measure) and perf/cmd/perfpg (the long-lived PostgreSQL of
+// make perf-up and perf-down); docs/perf-harness.md describes them.
 package perf

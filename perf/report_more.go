@@ -40,6 +40,30 @@ func (r *Report) writeConcurrency(p func(string, ...any)) {
 	}
 	p("")
 	p("Leaks: %d of %s Records and Links checked.", leaks, thousands(int64(checked)))
+	if len(c.Domains) > 1 {
+		p("")
+		p("Per Domain (calls/s, p50, p99 of its clients' calls):")
+		p("")
+		head := "| Clients | Writer |"
+		sep := "| ---: | --- |"
+		for _, d := range c.Domains {
+			head += fmt.Sprintf(" %s: clients, calls/s, p50, p99 |", d)
+			sep += " --- |"
+		}
+		p("%s", head)
+		p("%s", sep)
+		for _, l := range c.Levels {
+			line := fmt.Sprintf("| %d | %t |", l.Clients, l.Writer)
+			for _, d := range l.ByDomain {
+				if d.Clients == 0 {
+					line += " — |"
+					continue
+				}
+				line += fmt.Sprintf(" %d, %.0f, %s, %s |", d.Clients, d.Throughput, ms(d.Latency.P50), ms(d.Latency.P99))
+			}
+			p("%s", line)
+		}
+	}
 	if len(c.Levels) > 0 {
 		last := c.Levels[len(c.Levels)-1]
 		p("")

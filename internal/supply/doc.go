@@ -12,6 +12,12 @@
 // generating what it already committed) and a Record's key can be computed
 // without generating the dataset (the benchmark draws random keys that way).
 //
+// A Config may mark every title with a word (Marker), so that two Domains
+// with the same keys can be told apart, and may describe a replicated
+// dataset (Replicas): copies of the dataset of Scale/Replicas with keys
+// renumbered (ReplicaKey), which is what the harness builds in SQL from a
+// loaded base.
+//
 // The stream puts the Records of a Kind before the Records that refer to
 // them and the Links after both of their ends, and is generated lazily:
 // memory stays bounded at any scale.

@@ -189,19 +189,17 @@ func checkState(t *testing.T, f *fixture, name, at string, ls []level, seqRev ma
 		}
 		require.Equal(t, want, got, "%s page %q", ctx, kind)
 	}
-	// Attribute queries (head only).
-	if at == "" {
-		for _, c := range []string{"C0", "C1", "C2", "C9", "DE", "XX"} {
-			var want []string
-			for _, e := range present(ls) {
-				if e.Kind == "Supplier" && e.Values["country"] == c {
-					want = append(want, e.Key)
-				}
+	// Attribute queries, at the head and as of every Revision.
+	for _, c := range []string{"C0", "C1", "C2", "C9", "DE", "XX"} {
+		var want []string
+		for _, e := range present(ls) {
+			if e.Kind == "Supplier" && e.Values["country"] == c {
+				want = append(want, e.Key)
 			}
-			p, err := f.r.Page(f.ctx, f.domain, name, reads.PageQuery{Kind: "Supplier", Attribute: "country", Value: c, Limit: 100})
-			require.NoError(t, err)
-			require.Equal(t, want, keysOf(p.Records), "%s country %s", ctx, c)
 		}
+		p, err := f.r.Page(f.ctx, f.domain, name, reads.PageQuery{Kind: "Supplier", Attribute: "country", Value: c, Limit: 100, At: at})
+		require.NoError(t, err)
+		require.Equal(t, want, keysOf(p.Records), "%s country %s", ctx, c)
 	}
 	// Links of every present Record.
 	links := presentLinks(ls)

@@ -11,8 +11,8 @@ import (
 // QueryByAttribute reads a keyset page of the Records of q.Kind whose
 // Attribute q.Attribute equals q.Value (values ->> attribute, as text: a
 // number 3 matches "3", a boolean "true"). It reads the per-Attribute index
-// built by the store.index job when the Attribute is indexed. At is not
-// supported here.
+// built by the store.index job when the Attribute is indexed. At (a
+// Revision id) reads the branch as of that Revision.
 func (r *Reader) QueryByAttribute(ctx context.Context, domainID int32, branch string, q PageQuery) (*Page, error) {
 	n, err := limit("limit", q.Limit, r.cfg.PageDefaultLimit, r.cfg.PageMaxLimit)
 	if err != nil {
@@ -22,13 +22,18 @@ func (r *Reader) QueryByAttribute(ctx context.Context, domainID int32, branch st
 		checkValue(q.Value), checkAfter(q.After)); err != nil {
 		return nil, err
 	}
-	if q.At != "" {
-		return nil, store.Invalid("at", "unsupported", "at cannot be combined with attribute")
+	if err := checkRevision("at", q.At); err != nil {
+		return nil, err
 	}
 	p := &Page{Records: []Record{}}
-	err = r.store.Read(ctx, domainID, `SELECT key, kind, title, "values", revision
-		FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`, []any{branch, q.Kind, q.Attribute, q.Value, q.After, n + 1},
-		func(rows pgx.Rows) error { return scanRecords(rows, &p.Records) })
+	sql := `SELECT key, kind, title, "values", revision FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`
+	args := []any{branch, q.Kind, q.Attribute, q.Value, q.After, n + 1}
+	if q.At != "" {
+		sql = `SELECT key, kind, title, "values", revision
+			FROM lb_query_by_attribute_at($1, $2, $3, $4, $5, $6, lb_at_seq($1, $7))`
+		args = append(args, q.At)
+	}
+	err = r.store.Read(ctx, domainID, sql, args, func(rows pgx.Rows) error { return scanRecords(rows, &p.Records) })
 	if err != nil {
 		return nil, translate("query records by attribute", err)
 	}

@@ -16,7 +16,7 @@ import (
 type Origin struct {
 	Value      json.RawMessage `json:"value,omitempty"`
 	Revision   string          `json:"revision"`
-	Seq        int64           `json:"seq"`
+	Seq        int64           `json:"seq,omitempty"` // set on values; the creating change names its Revision only
 	Author     string          `json:"author"`
 	At         time.Time       `json:"at"`
 	Provenance json.RawMessage `json:"provenance"`

@@ -7,18 +7,12 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/store"
 )
 
-// lit quotes s as an SQL string literal. It is correct whatever
-// standard_conforming_strings says: strings holding a backslash use the
-// E'...' form with the backslash escaped. Callers never pass NUL (PostgreSQL
-// text cannot hold it and every input is checked for it first).
-func lit(s string) string {
-	if strings.ContainsRune(s, '\\') {
-		return "E'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'"
-	}
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
+// lit quotes s as an SQL string literal.
+func lit(s string) string { return store.QuoteLiteral(s) }
 
 // ilit writes an integer as an SQL literal.
 func ilit(n int32) string { return strconv.FormatInt(int64(n), 10) }

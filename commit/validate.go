@@ -466,14 +466,14 @@ func check(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, 
 		}
 	}
 
-	return checkUnique(ctx, tx, domainID, branchID, st, ps)
+	return checkUnique(ctx, tx, branchID, st, ps)
 }
 
 // checkUnique checks unique Attributes within the commit and against the
 // branch: one statement per unique Attribute the commit sets, written with
 // the Domain, branch, Kind and Attribute as literals and the expression
 // values ->> 'attr' so that the Attribute's partial index serves it.
-func checkUnique(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, ps *problemSet) error {
+func checkUnique(ctx context.Context, tx pgx.Tx, branchID int32, st *state, ps *problemSet) error {
 	type attrKey struct{ kind, attr string }
 	type holder struct {
 		key string

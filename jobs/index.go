@@ -180,24 +180,12 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	// order, so a keyset page of a common value reads only its page, and
 	// the unique check uses the leading column.
 	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((values ->> %s), key) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
-		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), quote(a.Attribute),
-		strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)), quote(a.KindName))
+		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), store.QuoteLiteral(a.Attribute),
+		strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)), store.QuoteLiteral(a.KindName))
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
 	return nil
-}
-
-// quote is a SQL string literal (standard_conforming_strings on).
-func quote(s string) string {
-	out := []byte{'\''}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, '\'')
-		}
-		out = append(out, s[i])
-	}
-	return string(append(out, '\''))
 }
 
 // NewWorkers registers Lorebase's workers with the default Config.

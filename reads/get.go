@@ -16,17 +16,13 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	if err := firstErr(checkBranch(branch), checkKey("key", key), checkRevision("at", at)); err != nil {
 		return nil, err
 	}
-	if at == "" {
-		rec, err := r.getHead(ctx, domainID, branch, key)
-		if err != nil || rec != nil {
-			return rec, err
-		}
-		// Not on a branch that owns its rows: an overlay, a copy still
-		// copying, or a miss, which the function names precisely.
+	sql, args := getHeadSQL, []any{branch, key}
+	if at != "" {
+		sql = `SELECT key, kind, title, "values", coalesce(revision, '') FROM lb_get($1, $2, lb_at_seq($1, $3))`
+		args = append(args, at)
 	}
 	var rec *Record
-	err := r.store.Read(ctx, domainID, `SELECT key, kind, title, "values", coalesce(revision, '')
-		FROM lb_get($1, $2, lb_at_seq($1, $3))`, []any{branch, key, at}, func(rows pgx.Rows) error {
+	err := r.store.Read(ctx, domainID, sql, args, func(rows pgx.Rows) error {
 		for rows.Next() {
 			var x Record
 			if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Values, &x.Revision); err != nil {
@@ -65,28 +61,16 @@ func scanRecords(rows pgx.Rows, into *[]Record) error {
 // (main, a finished copy) as plain SQL: key and name equalities are
 // leakproof, so under row-level security it keeps its primary-key plans,
 // and pgx prepares it once per connection, so it is never planned again.
-// It answers no row for every other case (an overlay, a copy still
-// copying, a missing branch or Record), which lb_get then answers.
-const getHeadSQL = `SELECT m.key::text, m.kind::text, m.title, m."values",
-       coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '')
+// For every other case (an overlay, a copy still copying, a missing branch
+// or Record) the same statement falls back to lb_get, which the one-time
+// NOT EXISTS filter runs only then: one round trip either way.
+const getHeadSQL = `WITH h AS (
+SELECT m.key::text, m.kind::text, m.title, m."values",
+       coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '') AS revision
   FROM refs b
   JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
- WHERE b.domain_id = lb_domain() AND b.name = $1 AND b.mode = 'copy' AND b.state = 'ready' AND NOT m.deleted`
-
-func (r *Reader) getHead(ctx context.Context, domainID int32, branch, key string) (*Record, error) {
-	var rec *Record
-	err := r.store.Read(ctx, domainID, getHeadSQL, []any{branch, key}, func(rows pgx.Rows) error {
-		for rows.Next() {
-			var x Record
-			if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Values, &x.Revision); err != nil {
-				return err
-			}
-			rec = &x
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, translate("get record", err)
-	}
-	return rec, nil
-}
+ WHERE b.domain_id = lb_domain() AND b.name = $1 AND b.mode = 'copy' AND b.state = 'ready' AND NOT m.deleted)
+SELECT * FROM h
+UNION ALL
+SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
+ WHERE NOT EXISTS (SELECT 1 FROM h)`

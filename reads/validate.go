@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Bounds of the read parameters.
@@ -22,15 +23,12 @@ const (
 )
 
 var (
-	branchPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
-	namePattern   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
-	revPattern    = regexp.MustCompile(`^[0-9A-Za-z]+$`)
+	revPattern = regexp.MustCompile(`^[0-9A-Za-z]+$`)
 )
 
 // checkBranch validates a branch name.
 func checkBranch(name string) error {
-	if !branchPattern.MatchString(name) || strings.Contains(name, "//") || strings.HasSuffix(name, "/") ||
-		strings.Contains(name, "..") {
+	if !store.ValidBranchName(name) {
 		return store.Invalid("branch", "invalid_branch", "branch must be a branch name: letters, digits, '.', '_', '-', '/', at most 128 characters")
 	}
 	return nil
@@ -80,7 +78,7 @@ func checkName(field, name string, required bool) error {
 		}
 		return nil
 	}
-	if !namePattern.MatchString(name) {
+	if !schema.ValidName(name) {
 		return store.Invalid(field, "invalid_name", field+" must start with a letter and hold letters, digits and '_' (at most 63)")
 	}
 	return nil

@@ -333,8 +333,8 @@ func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*Br
 	var job BranchJob
 	var errs []json.RawMessage
 	err = s.Read(ctx, domainID, `SELECT kind, state::text, attempt, errors FROM river_job
-		WHERE kind IN ('store.materialize', 'store.branch_delete') AND args @> $1::jsonb
-		ORDER BY id DESC LIMIT 1`, []any{fmt.Sprintf(`{"domain_id":%d,"branch_id":%d}`, domainID, b.ID)},
+		WHERE kind IN ($2, $3) AND args @> $1::jsonb
+		ORDER BY id DESC LIMIT 1`, []any{fmt.Sprintf(`{"domain_id":%d,"branch_id":%d}`, domainID, b.ID), MaterializeJobKind, BranchDeleteJobKind},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				if err := rows.Scan(&job.Kind, &job.State, &job.Attempt, &errs); err != nil {

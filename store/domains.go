@@ -116,9 +116,14 @@ func (s *Store) CreateToken(ctx context.Context, domainID int32, name, role stri
 
 // TokenBySecret resolves a bearer token (owner: the token names its Domain).
 func (s *Store) TokenBySecret(ctx context.Context, secret string) (*Token, error) {
+	return s.TokenByHash(ctx, HashToken(secret))
+}
+
+// TokenByHash resolves a bearer token by its HashToken.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*Token, error) {
 	var t Token
 	err := s.Pool.QueryRow(ctx, `SELECT t.id, t.domain_id, d.name, t.name, t.role, t.branches, t.created_at
-		FROM tokens t JOIN domains d ON d.id = t.domain_id WHERE t.token_hash = $1`, HashToken(secret)).
+		FROM tokens t JOIN domains d ON d.id = t.domain_id WHERE t.token_hash = $1`, hash).
 		Scan(&t.ID, &t.DomainID, &t.Domain, &t.Name, &t.Role, &t.Branches, &t.CreatedAt)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
@@ -33,6 +34,18 @@ func Translate(err error) error {
 		return errors.Join(ErrConflict, err)
 	}
 	return err
+}
+
+// QuoteLiteral quotes s as an SQL string literal for statements built
+// as text (literals let partial-index predicates match). It is correct
+// whatever standard_conforming_strings says: a string holding a backslash
+// uses the E'...' form. Callers never pass NUL (text cannot hold it and
+// every input is checked for it first).
+func QuoteLiteral(s string) string {
+	if strings.ContainsRune(s, '\\') {
+		return "E'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''") + "'"
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 // IsCode reports whether err is a PostgreSQL error with the given SQLSTATE.

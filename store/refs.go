@@ -37,17 +37,6 @@ func scanBranch(row pgx.Row) (*Branch, error) {
 	return &b, nil
 }
 
-// BranchByName reads a branch in a scoped transaction. A branch being
-// deleted is ErrNotFound.
-func BranchByName(ctx context.Context, tx pgx.Tx, name string) (*Branch, error) {
-	b, err := scanBranch(tx.QueryRow(ctx, `SELECT `+branchColumns+` FROM refs
-		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'`, name))
-	if err != nil {
-		return nil, fmt.Errorf("branch %q: %w", name, err)
-	}
-	return b, nil
-}
-
 // LockBranch reads a branch and locks its ref until the transaction ends:
 // commits on one branch are serialized here, and the ref then moves by
 // compare-and-swap against the head read under the lock.

@@ -2,7 +2,6 @@ package keeper
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -91,25 +90,23 @@ func (s *Server) principal(r *http.Request) (*principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return nil, errUnauthorized("The Authorization header must be Bearer <token>.")
 	}
-	if s.adminHash != nil {
-		h := sha256.Sum256([]byte(secret))
-		if subtle.ConstantTimeCompare(h[:], s.adminHash) == 1 {
-			return &principal{bootstrap: true}, nil
-		}
+	// Hashed once: the admin check, the cache key (never the secret
+	// itself) and the stored form are all this hash.
+	sum := store.HashToken(secret)
+	if s.adminHash != nil && subtle.ConstantTimeCompare(sum, s.adminHash) == 1 {
+		return &principal{bootstrap: true}, nil
 	}
 	if len(secret) > 200 {
 		return nil, errUnauthorized("The token is not valid.")
 	}
-	// The cache is keyed by the token's hash, never the secret itself; only
-	// tokens that exist are cached, so a new token works at once.
-	sum := sha256.Sum256([]byte(secret))
-	cacheKey := string(sum[:])
+	// Only tokens that exist are cached, so a new token works at once.
+	cacheKey := string(sum)
 	if s.tokens != nil {
 		if t, ok := s.tokens.Get(cacheKey); ok {
 			return &principal{token: t}, nil
 		}
 	}
-	t, err := s.store.TokenBySecret(r.Context(), secret)
+	t, err := s.store.TokenByHash(r.Context(), sum)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errUnauthorized("The token is not valid.")
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/store"
 )
 
 func TestMatchPattern(t *testing.T) {
@@ -45,6 +47,6 @@ func TestValidBranchName(t *testing.T) {
 		"main": true, "agent/scout-7": true, "v1.2_x": true,
 		"": false, "/main": false, "main/": false, "a//b": false, "a..b": false, "-x": false, "a b": false, "a\x00": false,
 	} {
-		require.Equal(t, want, ValidBranchName(name), name)
+		require.Equal(t, want, store.ValidBranchName(name), name)
 	}
 }

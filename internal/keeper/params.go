@@ -11,13 +11,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/store/schema"
 )
 
 var (
 	domainNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
-	branchNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
 	patternRE    = regexp.MustCompile(`^[A-Za-z0-9*][A-Za-z0-9._/*-]{0,127}$`)
-	nameRE       = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
 )
 
 // maxParamBytes bounds the strings of query parameters (after, before, at,
@@ -39,16 +40,9 @@ func pathParam(r *http.Request, name string) (string, error) {
 // validDomainName reports whether s can name a Domain.
 func validDomainName(s string) bool { return domainNameRE.MatchString(s) }
 
-// ValidBranchName reports whether s can name a branch: letters, digits and
-// ._/- (first a letter or digit), at most 128 bytes, without "//", "..", or a
-// trailing "/".
-func ValidBranchName(s string) bool {
-	return branchNameRE.MatchString(s) && !strings.Contains(s, "//") && !strings.Contains(s, "..") && !strings.HasSuffix(s, "/")
-}
-
 // checkBranch validates a branch name from a path.
 func checkBranch(field, name string) error {
-	if !ValidBranchName(name) {
+	if !store.ValidBranchName(name) {
 		return badRequest(field, "invalid_branch",
 			fmt.Sprintf("%s is not a branch name: use letters, digits and . _ / - (starting with a letter or digit, at most 128), without // or .. or a trailing /; escape / as %%2F in paths.", quote(name)))
 	}
@@ -86,7 +80,7 @@ func checkText(field, s string, max int) error {
 
 // checkName validates a Kind, Attribute or Relation name.
 func checkName(field, s string) error {
-	if !nameRE.MatchString(s) {
+	if !schema.ValidName(s) {
 		return badRequest(field, "invalid_name",
 			fmt.Sprintf("%s is not a valid %s: a letter, then letters, digits or _ (at most 63).", quote(s), field))
 	}

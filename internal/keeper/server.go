@@ -2,7 +2,6 @@ package keeper
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -47,8 +46,7 @@ func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *s
 		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, time.Duration(cfg.Auth.TokenCacheMS)*time.Millisecond)
 	}
 	if cfg.AdminToken != "" {
-		h := sha256.Sum256([]byte(cfg.AdminToken))
-		srv.adminHash = h[:]
+		srv.adminHash = store.HashToken(cfg.AdminToken)
 	}
 	srv.branchJobs = newBranchJobs(s, log)
 	srv.handler = srv.routes()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/store"
 )
 
 // ApplyResult is what Apply changed.
@@ -107,11 +109,7 @@ func Apply(ctx context.Context, conn *pgx.Conn, p *Profile, opts ApplyOptions) (
 // AlterSystemSQL is the statement setting one server setting. The name is
 // quoted as an identifier and the value as a literal.
 func AlterSystemSQL(name, value string) string {
-	return "ALTER SYSTEM SET " + pgx.Identifier{name}.Sanitize() + " = " + quoteLiteral(value)
-}
-
-func quoteLiteral(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	return "ALTER SYSTEM SET " + pgx.Identifier{name}.Sanitize() + " = " + store.QuoteLiteral(value)
 }
 
 // tableStatements groups the changed parameters per partition into one

@@ -20,6 +20,10 @@ const (
 	maxEnumValueByte = 1024    // bytes in one enum value
 )
 
+// ValidName reports whether s can name a Kind, Attribute, Relation or
+// inverse: a letter, then letters, digits and _, at most 63 bytes.
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
 // namePattern is what Kind, Attribute, Relation and inverse names must match.
 var namePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
 

@@ -89,6 +89,22 @@ BEGIN
 END $$`); err != nil {
 		return fmt.Errorf("grant River sequences: %w", err)
 	}
+	// lorebase_app inserts jobs in the transactions that need them (and
+	// River's insert reads the rows back), so it keeps its grants on
+	// river_job; the policy limits it to the jobs of its Domain, which
+	// every Lorebase job names in its args. River's own client runs as the
+	// owner and sees every job.
+	if _, err := conn.Exec(ctx, `DO $$
+BEGIN
+    ALTER TABLE river_job ENABLE ROW LEVEL SECURITY;
+    IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'river_job'::regclass AND polname = 'domain_isolation') THEN
+        CREATE POLICY domain_isolation ON river_job
+            USING ((args ->> 'domain_id')::int = lb_domain())
+            WITH CHECK ((args ->> 'domain_id')::int = lb_domain());
+    END IF;
+END $$`); err != nil {
+		return fmt.Errorf("isolate river_job by Domain: %w", err)
+	}
 	return nil
 }
 

@@ -99,6 +99,36 @@ func TestEveryDomainTableIsIsolated(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.GreaterOrEqual(t, n, 11, "the Domain tables were found")
 
+	// River's jobs name their Domain in their args; lorebase_app sees only
+	// its own Domain's.
+	var jobRLS, jobPolicy bool
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT relrowsecurity,
+		EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'river_job'::regclass AND polname = 'domain_isolation')
+		FROM pg_class WHERE oid = 'river_job'::regclass`).Scan(&jobRLS, &jobPolicy))
+	require.True(t, jobRLS)
+	require.True(t, jobPolicy)
+	a, err := s.CreateDomain(ctx, "alpha")
+	require.NoError(t, err)
+	b, err := s.CreateDomain(ctx, "beta")
+	require.NoError(t, err)
+	for _, d := range []int32{a.ID, b.ID} {
+		_, err := s.Pool.Exec(ctx, `INSERT INTO river_job (args, kind, max_attempts, queue, state)
+			VALUES (jsonb_build_object('domain_id', $1::int), 'store.test', 1, 'default', 'available')`, d)
+		require.NoError(t, err)
+	}
+	var seen []int32
+	require.NoError(t, s.Read(ctx, a.ID, `SELECT (args ->> 'domain_id')::int FROM river_job`, nil, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var d int32
+			if err := rows.Scan(&d); err != nil {
+				return err
+			}
+			seen = append(seen, d)
+		}
+		return nil
+	}))
+	require.Equal(t, []int32{a.ID}, seen, "lorebase_app sees only its Domain's jobs")
+
 	// domains itself is keyed by id.
 	var rls bool
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT relrowsecurity FROM pg_class WHERE oid = 'domains'::regclass`).Scan(&rls))

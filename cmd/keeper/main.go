@@ -150,8 +150,8 @@ func serve(ctx context.Context, cfg keeper.Config, log *slog.Logger) error {
 		return fmt.Errorf("check migrations: %w", err)
 	}
 	if !st.UpToDate() {
-		return fmt.Errorf("%w: lorebase migrations at %d of %d (dirty: %t), River at %d of %d; run `keeper migrate` first",
-			store.ErrMigrationsBehind, st.Current, st.Latest, st.Dirty, st.RiverCurrent, st.RiverLatest)
+		return fmt.Errorf("%w: lorebase migrations at %d of %d (dirty: %t), River at %d of %d, %d function files pending; run `keeper migrate` first",
+			store.ErrMigrationsBehind, st.Current, st.Latest, st.Dirty, st.RiverCurrent, st.RiverLatest, st.FunctionsPending)
 	}
 	if cfg.AdminToken == "" {
 		log.Warn("no admin_token (LOREBASE_ADMIN_TOKEN): the bootstrap admin is disabled; Domains cannot be created over HTTP")

@@ -3,10 +3,10 @@ package commit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 	"github.com/lorebase/lorebase/store/schema"
 )
@@ -67,13 +67,15 @@ type Config struct {
 	OverlayIndexThreshold int
 }
 
-// Errors the pipeline returns besides *store.InvalidError (validation, 400/422)
-// and store.ErrNotFound (no such branch).
+// Errors the pipeline returns besides *lberr.Error (validation: Invalid or
+// Unprocessable) and store.ErrNotFound (no such branch).
 var (
-	// ErrHeadMoved: expected_head no longer matches the branch head (409).
-	ErrHeadMoved = errors.New("the branch head moved: expected_head does not match")
-	// ErrIdempotencyReused: an Idempotency-Key was sent again with a different body (422).
-	ErrIdempotencyReused = errors.New("idempotency key reused with a different request")
+	// ErrHeadMoved: expected_head no longer matches the branch head
+	// (lberr.Conflict).
+	ErrHeadMoved = lberr.New(lberr.Conflict, "the branch head moved: expected_head does not match")
+	// ErrIdempotencyReused: an Idempotency-Key was sent again with a
+	// different body (lberr.Unprocessable).
+	ErrIdempotencyReused = lberr.New(lberr.Unprocessable, "idempotency key reused with a different request")
 )
 
 // Pipeline parses, validates, writes and materializes commits.
@@ -108,7 +110,7 @@ type SchemaRequest struct {
 }
 
 // PutSchema replaces the schema of a branch. An incompatible change (data
-// that the new schema would refuse) is a 422 *store.InvalidError naming why.
+// that the new schema would refuse) is an lberr.Unprocessable *lberr.Error naming why.
 func (p *Pipeline) PutSchema(ctx context.Context, domainID int32, branch string, req *SchemaRequest) (*Result, error) {
 	return p.putSchema(ctx, domainID, branch, req)
 }

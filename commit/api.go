@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 	"github.com/lorebase/lorebase/store/schema"
@@ -62,8 +63,11 @@ type Config struct {
 	// Attribute), so the pipeline skips Kinds already indexed.
 	IndexName func(domainID, branchID int32, kind, attribute string) string
 	// OverlayIndexThreshold: own Records of one Kind past which an overlay
-	// gets per-Attribute indexes (branches.overlay_index_threshold); 0 is
-	// DefaultOverlayIndexThreshold, negative never.
+	// gets per-Attribute indexes (branches.overlay_index_threshold; below
+	// it an attribute query reads the overlay's own Records of the Kind
+	// through the (domain_id, branch_id, kind, key) index and filters them;
+	// docs/branches.md has the measurement behind the default); 0 is the
+	// default, negative never.
 	OverlayIndexThreshold int
 }
 
@@ -86,13 +90,24 @@ type Pipeline struct {
 
 // New returns a pipeline over the store.
 func New(s *store.Store, cfg Config) *Pipeline {
+	def := ConfigFrom(config.Default())
 	if cfg.CopyThresholdRows <= 0 {
-		cfg.CopyThresholdRows = 500
+		cfg.CopyThresholdRows = def.CopyThresholdRows
 	}
 	if cfg.MaxChanges <= 0 {
-		cfg.MaxChanges = 50000
+		cfg.MaxChanges = def.MaxChanges
+	}
+	if cfg.OverlayIndexThreshold == 0 {
+		cfg.OverlayIndexThreshold = def.OverlayIndexThreshold
 	}
 	return &Pipeline{store: s, cfg: cfg}
+}
+
+// ConfigFrom is the pipeline's part of Keeper's configuration (the hooks
+// are left unset).
+func ConfigFrom(c config.Config) Config {
+	return Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
+		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold}
 }
 
 // Commit applies a commit to a branch of the Domain, atomically.

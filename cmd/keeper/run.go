@@ -8,7 +8,7 @@ import (
 	"net/url"
 
 	"github.com/lorebase/lorebase/internal/keeper"
-	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -24,7 +24,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	log := newLogger(stderr)
 	if cfg.Database.URL == "" {
 		fmt.Fprintln(stdout, "LOREBASE_DATABASE_URL is unset: starting a throwaway PostgreSQL cluster…")
-		c, err := pgtest.Start(ctx, pgtest.StartOptions{Durable: true})
+		c, err := pgcluster.Start(ctx, pgcluster.StartOptions{Durable: true})
 		if err != nil {
 			return fmt.Errorf("start PostgreSQL: %w", err)
 		}
@@ -33,7 +33,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 				err = fmt.Errorf("stop PostgreSQL: %w", serr)
 			}
 		}()
-		u, err := pgtest.CreateDatabase(ctx, c.URL, "lorebase")
+		u, err := pgcluster.CreateDatabase(ctx, c.URL, "lorebase")
 		if err != nil {
 			return err
 		}

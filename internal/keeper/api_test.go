@@ -10,6 +10,7 @@ import (
 
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
@@ -34,7 +35,7 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	ctx := context.Background()
 	admin := pgtest.AdminURL(t)
 	name := "lorebase_unmigrated_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
-	url, err := pgtest.CreateDatabase(ctx, admin, name)
+	url, err := pgcluster.CreateDatabase(ctx, admin, name)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		s, err := store.Open(context.Background(), admin, store.Config{})

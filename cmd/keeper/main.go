@@ -157,12 +157,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if cfg.AdminToken == "" {
 		log.Warn("no admin_token (LOREBASE_ADMIN_TOKEN): the bootstrap admin is disabled; Domains cannot be created over HTTP")
 	}
-	p, err := assemble(cfg, s)
+	p, err := assemble(cfg, s, log)
 	if err != nil {
 		return err
 	}
-	srv := keeper.New(cfg, s, p.pipeline, p.reader, log)
-	return p.serveWith(ctx, log, srv.Run)
+	return p.serveWith(ctx, p.server(cfg, s).Run)
 }
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

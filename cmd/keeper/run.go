@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 
-	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/store"
 )
@@ -53,7 +52,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		return err
 	}
 	defer s.Close()
-	p, err := assemble(cfg, s)
+	p, err := assemble(cfg, s, log)
 	if err != nil {
 		return err
 	}
@@ -73,8 +72,8 @@ Lorebase is running at %[1]s (Ctrl-C stops it).
   try: curl -H "Authorization: Bearer %[4]s" %[1]s/v1/domains/%[3]s/branches/main/records?kind=Supplier
   health %[1]s/healthz   readiness %[1]s/readyz   metrics %[1]s/metrics
 `, base, cfg.AdminToken, demoDomain, token)
-	srv := keeper.New(cfg, s, p.pipeline, p.reader, log)
-	return p.serveWith(ctx, log, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+	srv := p.server(cfg, s)
+	return p.serveWith(ctx, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 }
 
 // redact hides a URL's password.

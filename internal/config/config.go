@@ -90,6 +90,7 @@ type Write struct {
 type Jobs struct {
 	BatchTarget    time.Duration
 	BatchContended time.Duration
+	StopTimeout    time.Duration
 }
 
 // Branches is the branches.* section.

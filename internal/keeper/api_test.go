@@ -48,7 +48,7 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	cfg := config.Default()
-	srv := keeper.New(cfg, s, nil, nil, nil)
+	srv := keeper.New(cfg, keeper.Parts{Store: s})
 	rec := newRecorder()
 	srv.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())

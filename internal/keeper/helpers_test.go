@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
@@ -58,8 +59,9 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	startJobs(t, s, logger)
-	srv := keeper.New(cfg, s, commit.New(s, commit.ConfigFrom(cfg)), reads.New(s, reads.ConfigFrom(cfg)), logger)
+	client := startJobs(t, s, logger)
+	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)),
+		Reader: reads.New(s, reads.ConfigFrom(cfg)), Jobs: jobs.Queue(client), Log: logger})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
@@ -67,7 +69,7 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 
 // startJobs runs a River client with Lorebase's workers over the store
 // (branch copies and deletions complete in tests) until the test ends.
-func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
+func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
 	t.Helper()
 	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
 		Workers:           jobs.NewWorkers(s),
@@ -85,6 +87,7 @@ func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
 			t.Logf("stop jobs: %v", err)
 		}
 	})
+	return client
 }
 
 // testLog writes the server's warnings and errors to the test's log.

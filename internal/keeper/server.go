@@ -36,20 +36,33 @@ type Server struct {
 	branchJobs store.BranchJobs
 }
 
-// New returns a Server. cfg should have passed Validate; log may be nil
-// (nothing is logged).
-func New(cfg config.Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *slog.Logger) *Server {
+// Parts are what a Server serves with; cmd/keeper builds them.
+type Parts struct {
+	Store    *store.Store
+	Pipeline *commit.Pipeline
+	Reader   *reads.Reader
+	// Jobs queues branch copies and deletions in the request's transaction
+	// (jobs.Queue of the process's River client); without it, creating a
+	// copy branch and deleting a branch fail.
+	Jobs store.BranchJobs
+	// Log receives the server's log; nil logs nothing.
+	Log *slog.Logger
+}
+
+// New returns a Server. cfg should have passed Validate.
+func New(cfg config.Config, p Parts) *Server {
+	log := p.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := &Server{cfg: cfg, store: s, commits: p, reads: r, log: log, metrics: newMetrics(s.Pool)}
+	srv := &Server{cfg: cfg, store: p.Store, commits: p.Pipeline, reads: p.Reader, log: log,
+		metrics: newMetrics(p.Store.Pool), branchJobs: p.Jobs}
 	if cfg.Auth.TokenCache > 0 {
 		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, cfg.Auth.TokenCache)
 	}
 	if cfg.AdminToken != "" {
 		srv.adminHash = store.HashToken(cfg.AdminToken)
 	}
-	srv.branchJobs = newBranchJobs(s, log)
 	srv.handler = srv.routes()
 	return srv
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/lberr"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Request is a commit as a client sends it.

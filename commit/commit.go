@@ -13,8 +13,8 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/lorebase/lorebase/internal/lberr"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Change ops.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // overlayIndexes asks for the per-Attribute indexes of an overlay's Kinds

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/lberr"
-	"github.com/lorebase/lorebase/store/schema"
+	"github.com/lorebase/lorebase/schema"
 )
 
 // edit returns the supply schema with one textual replacement.

@@ -17,12 +17,13 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lorebase/lorebase/internal/jobkind"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // IndexKind is the River job kind of index builds.
-const IndexKind = "store.index"
+const IndexKind = jobkind.Index
 
 // IndexArgs asks for the per-Attribute index of a Kind's Attribute on a
 // branch. Jobs are unique by their arguments while queued or running.

@@ -14,8 +14,8 @@ import (
 
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

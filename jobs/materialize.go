@@ -12,8 +12,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lorebase/lorebase/internal/jobkind"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // MaterializeArgs asks for the copy of a copy branch's base rows. Jobs are
@@ -24,7 +25,7 @@ type MaterializeArgs struct {
 }
 
 // Kind is the job kind, "store.materialize".
-func (MaterializeArgs) Kind() string { return store.MaterializeJobKind }
+func (MaterializeArgs) Kind() string { return jobkind.Materialize }
 
 // InsertOpts makes the job unique by its arguments among unfinished jobs.
 func (MaterializeArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }

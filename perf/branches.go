@@ -13,8 +13,8 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // JobRun is one run of a background branch job, timed batch by batch.

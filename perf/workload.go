@@ -18,8 +18,8 @@ import (
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Workload builds the operations of a run over a loaded supply Domain.

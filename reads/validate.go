@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Bounds of the read parameters.

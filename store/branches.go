@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lorebase/lorebase/internal/jobkind"
 	"github.com/lorebase/lorebase/internal/lberr"
 )
 
@@ -99,12 +100,6 @@ type BranchJob struct {
 	Attempt   int     `json:"attempt"`
 	LastError *string `json:"last_error,omitempty"`
 }
-
-// Job kinds of the branch jobs (their workers live in package jobs).
-const (
-	MaterializeJobKind  = "store.materialize"
-	BranchDeleteJobKind = "store.branch_delete"
-)
 
 func branchInvalid(kind lberr.Kind, field, code, msg string) *lberr.Error {
 	return lberr.Fields(kind, "invalid branch request", Problem{Field: field, Code: code, Message: msg})
@@ -335,7 +330,7 @@ func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*Br
 	var errs []json.RawMessage
 	err = s.Read(ctx, domainID, `SELECT kind, state::text, attempt, errors FROM river_job
 		WHERE kind IN ($2, $3) AND args @> $1::jsonb
-		ORDER BY id DESC LIMIT 1`, []any{fmt.Sprintf(`{"domain_id":%d,"branch_id":%d}`, domainID, b.ID), MaterializeJobKind, BranchDeleteJobKind},
+		ORDER BY id DESC LIMIT 1`, []any{fmt.Sprintf(`{"domain_id":%d,"branch_id":%d}`, domainID, b.ID), jobkind.Materialize, jobkind.BranchDelete},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				if err := rows.Scan(&job.Kind, &job.State, &job.Attempt, &errs); err != nil {

@@ -14,8 +14,8 @@ import (
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // parts are Keeper's working pieces over one store: the one River client of

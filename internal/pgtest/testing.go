@@ -11,6 +11,7 @@ import (
 
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/store"
+	"go.uber.org/goleak"
 )
 
 // shared is the one server and template of this test process. A test
@@ -26,12 +27,27 @@ type shared struct {
 
 var proc shared
 
-// Main runs the tests of a package and stops the throwaway cluster (if one
-// was started) afterwards. Call it from TestMain.
-func Main(m *testing.M) {
+// Main runs the tests of a package, stops the throwaway cluster (if one
+// was started) afterwards, and fails the run when the tests left goroutines
+// behind (goleak). Call it from TestMain.
+func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
 	proc.shutdown()
+	if code == 0 {
+		if err := goleak.Find(append(LeakOptions(), opts...)...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines left behind by the tests: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+// LeakOptions are the goroutines goleak ignores in every package: the
+// expirable LRU's cleanup loop (Keeper's token cache) has no way to stop.
+func LeakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"),
+	}
 }
 
 func (s *shared) init() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -104,22 +105,36 @@ func AdminURL(t testing.TB) string {
 // owner's connection URL.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	admin := AdminURL(t)
-	name := "lorebase_test_" + randomSuffix()
-	ctx := context.Background()
-	if err := pgcluster.CreateDatabaseFrom(ctx, admin, name, proc.template); err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := pgcluster.DropDatabase(context.Background(), admin, name); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
-		}
-	})
-	u, err := pgcluster.WithDatabase(admin, name)
+	u, drop, err := Database(context.Background())
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Logf("pgtest: %v", err)
+		}
+	})
 	return u
+}
+
+// Database is NewDatabase for code without a testing.TB (runnable
+// examples): the caller drops the database with drop.
+func Database(ctx context.Context) (url string, drop func() error, err error) {
+	proc.once.Do(proc.init)
+	if proc.err != nil {
+		return "", nil, proc.err
+	}
+	admin := proc.adminURL
+	name := "lorebase_test_" + randomSuffix()
+	if err := pgcluster.CreateDatabaseFrom(ctx, admin, name, proc.template); err != nil {
+		return "", nil, err
+	}
+	drop = func() error { return pgcluster.DropDatabase(context.Background(), admin, name) }
+	u, err := pgcluster.WithDatabase(admin, name)
+	if err != nil {
+		return "", nil, errors.Join(err, drop())
+	}
+	return u, drop, nil
 }
 
 func randomSuffix() string {

@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION lb_levels_sql(p_name text, d integer, bs integer[], cuts bigint[], p_key text, p_dir text DEFAULT 'both'::text, p_rel text DEFAULT ''::text, p_depth integer DEFAULT 1, p_limit integer DEFAULT 1, p_fanout integer DEFAULT 1)
  RETURNS text
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
 WITH s(stmt) AS (SELECT lb_levels_stmt(p_name)),
      v(name, lit) AS (VALUES

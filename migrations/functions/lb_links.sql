@@ -29,61 +29,19 @@ BEGIN
     lv_domain := c.d;
     lv_branches := c.bs;
     lv_cuts := lb_level_cuts(c.cs, c.hs);
-    SELECT EXISTS (SELECT 1 FROM (
-            SELECT CASE WHEN r.seq <= l.c THEN NOT r.deleted ELSE h.op <> 'delete' END AS present
-              FROM unnest(lv_branches, lv_cuts) WITH ORDINALITY l(b, c, lvl)
-              JOIN mat_records r ON r.domain_id = lv_domain AND r.branch_id = l.b AND r.key = lv_key COLLATE "C"
-              LEFT JOIN LATERAL (SELECT h.op, h.seq FROM mat_history h
-                     WHERE r.seq > l.c AND h.domain_id = lv_domain AND h.branch_id = l.b AND h.key = r.key AND h.seq <= l.c
-                     ORDER BY h.seq DESC LIMIT 1) h ON true
-             WHERE r.seq <= l.c OR h.seq IS NOT NULL
-             ORDER BY l.lvl LIMIT 1) e
-     WHERE e.present)
+    /* levels:present */
+    SELECT EXISTS (SELECT 1 FROM lb_record_at(lv_domain, lv_branches, lv_cuts, lv_key) e WHERE e.present)
+    /* end levels */
       INTO ok;
     IF NOT ok THEN
         RAISE EXCEPTION 'record not found' USING ERRCODE = 'P0002';
     END IF;
     RETURN QUERY
+    /* levels:links */
     SELECT y.relation, y.from_key, y.to_key, CASE y.origin WHEN 'r' THEN 'ref' ELSE 'link' END
-      FROM (SELECT z.relation::text, z.from_key::text, z.to_key::text, z.origin
-              FROM (SELECT DISTINCT o.relation, o.to_key AS other
-                      FROM unnest(lv_branches, lv_cuts) WITH ORDINALITY l(b, c, lvl)
-                      JOIN mat_links o ON o.domain_id = lv_domain AND o.branch_id = l.b AND o.from_key = lv_key COLLATE "C"
-                       AND (NOT o.deleted OR o.seq > l.c)
-                     WHERE lv_dir <> 'in' AND (lv_rel = '' OR o.relation = lv_rel COLLATE "C")) k
-             CROSS JOIN LATERAL (
-                    SELECT CASE WHEN s.seq <= l.c THEN NOT s.deleted ELSE h.op = 'link' END AS present,
-                           s.from_key, s.relation, s.to_key, CASE WHEN s.seq <= l.c THEN s.origin ELSE h.origin END AS origin
-                      FROM unnest(lv_branches, lv_cuts) WITH ORDINALITY l(b, c, lvl)
-                      JOIN mat_links s ON s.domain_id = lv_domain AND s.branch_id = l.b
-                       AND s.from_key = lv_key COLLATE "C" AND s.relation = k.relation AND s.to_key = k.other
-                      LEFT JOIN LATERAL (SELECT h.op, h.origin FROM mat_link_history h
-                             WHERE s.seq > l.c AND h.domain_id = lv_domain AND h.branch_id = l.b AND h.from_key = s.from_key
-                               AND h.relation = s.relation AND h.to_key = s.to_key AND h.seq <= l.c
-                             ORDER BY h.seq DESC LIMIT 1) h ON true
-                     WHERE s.seq <= l.c OR h.op IS NOT NULL
-                     ORDER BY l.lvl LIMIT 1) z
-             WHERE z.present
-            UNION
-            SELECT z.relation::text, z.from_key::text, z.to_key::text, z.origin
-              FROM (SELECT DISTINCT o.relation, o.from_key AS other
-                      FROM unnest(lv_branches, lv_cuts) WITH ORDINALITY l(b, c, lvl)
-                      JOIN mat_links o ON o.domain_id = lv_domain AND o.branch_id = l.b AND o.to_key = lv_key COLLATE "C"
-                       AND (NOT o.deleted OR o.seq > l.c)
-                     WHERE lv_dir <> 'out' AND (lv_rel = '' OR o.relation = lv_rel COLLATE "C")) k
-             CROSS JOIN LATERAL (
-                    SELECT CASE WHEN s.seq <= l.c THEN NOT s.deleted ELSE h.op = 'link' END AS present,
-                           s.from_key, s.relation, s.to_key, CASE WHEN s.seq <= l.c THEN s.origin ELSE h.origin END AS origin
-                      FROM unnest(lv_branches, lv_cuts) WITH ORDINALITY l(b, c, lvl)
-                      JOIN mat_links s ON s.domain_id = lv_domain AND s.branch_id = l.b
-                       AND s.from_key = k.other AND s.relation = k.relation AND s.to_key = lv_key COLLATE "C"
-                      LEFT JOIN LATERAL (SELECT h.op, h.origin FROM mat_link_history h
-                             WHERE s.seq > l.c AND h.domain_id = lv_domain AND h.branch_id = l.b AND h.from_key = s.from_key
-                               AND h.relation = s.relation AND h.to_key = s.to_key AND h.seq <= l.c
-                             ORDER BY h.seq DESC LIMIT 1) h ON true
-                     WHERE s.seq <= l.c OR h.op IS NOT NULL
-                     ORDER BY l.lvl LIMIT 1) z
-             WHERE z.present) y
-     ORDER BY 1, 2, 3;
+      FROM (SELECT DISTINCT x.relation, x.from_key, x.to_key, x.origin
+              FROM lb_link_hop(lv_domain, lv_branches, lv_cuts, lv_key, lv_dir, lv_rel, NULL) x) y
+     ORDER BY y.relation COLLATE "C", y.from_key COLLATE "C", y.to_key COLLATE "C"
+    /* end levels */;
 END
 $function$;

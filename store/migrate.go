@@ -35,7 +35,7 @@ func Migrate(ctx context.Context, url string) error {
 		return fmt.Errorf("parse database URL: %w", err)
 	}
 	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
+	defer db.Close() //nolint:errcheck // the migration driver closes the connections; nothing to recover
 	drv, err := migratepgx.WithInstance(db, &migratepgx.Config{})
 	if err != nil {
 		return fmt.Errorf("open migration driver: %w", err)

@@ -109,7 +109,7 @@ func (s *Store) Read(ctx context.Context, domainID int32, sql string, args []any
 		// A failed statement leaves the transaction aborted; end it so the
 		// connection goes back to the pool clean.
 		if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // connection is discarded
+			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck,gosec // connection is discarded
 		}
 		return err
 	}

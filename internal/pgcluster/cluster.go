@@ -193,7 +193,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
-	defer l.Close()
+	defer l.Close() //nolint:errcheck // a probe listener, closed to free its port
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

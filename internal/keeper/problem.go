@@ -72,31 +72,44 @@ func quote(s string) string {
 	return string(b)
 }
 
-// The answer to each kind of error: its status and problem type. This is
-// the one place a kind becomes an HTTP status.
-var kindAnswers = map[lberr.Kind]struct {
-	status int
-	slug   string
-	title  string
-}{
-	lberr.Invalid:       {http.StatusBadRequest, "invalid-request", "Invalid request"},
-	lberr.Unprocessable: {http.StatusUnprocessableEntity, "unprocessable", "Unprocessable request"},
-	lberr.NotFound:      {http.StatusNotFound, "not-found", "Not found"},
-	lberr.Conflict:      {http.StatusConflict, "conflict", "Conflict"},
-	lberr.TooLarge:      {http.StatusRequestEntityTooLarge, "too-large", "Request too large"},
-	lberr.Timeout:       {http.StatusServiceUnavailable, "timeout", "Service unavailable"},
-	lberr.Unavailable:   {http.StatusServiceUnavailable, "unavailable", "Service unavailable"},
-	lberr.Canceled:      {http.StatusServiceUnavailable, "canceled", "Request canceled"},
-	lberr.Internal:      {http.StatusInternalServerError, "internal", "Internal server error"},
+// kindAnswer is the answer to each kind of error: its status, problem type
+// slug and title. This is the one place a kind becomes an HTTP status.
+func kindAnswer(k lberr.Kind) (status int, slug, title string) {
+	switch k {
+	case lberr.Invalid:
+		return http.StatusBadRequest, "invalid-request", "Invalid request"
+	case lberr.Unprocessable:
+		return http.StatusUnprocessableEntity, "unprocessable", "Unprocessable request"
+	case lberr.NotFound:
+		return http.StatusNotFound, "not-found", "Not found"
+	case lberr.Conflict:
+		return http.StatusConflict, "conflict", "Conflict"
+	case lberr.TooLarge:
+		return http.StatusRequestEntityTooLarge, "too-large", "Request too large"
+	case lberr.Timeout:
+		return http.StatusServiceUnavailable, "timeout", "Service unavailable"
+	case lberr.Unavailable:
+		return http.StatusServiceUnavailable, "unavailable", "Service unavailable"
+	case lberr.Canceled:
+		return http.StatusServiceUnavailable, "canceled", "Request canceled"
+	}
+	return http.StatusInternalServerError, "internal", "Internal server error"
 }
 
-// databaseDetails say, without echoing SQL, what a kind of database error
+// databaseDetail says, without echoing SQL, what a kind of database error
 // means for the client.
-var databaseDetails = map[lberr.Kind]string{
-	lberr.Invalid:     "A value in the request cannot be stored (for example a NUL character or a number out of range).",
-	lberr.TooLarge:    "A value in the request is too large to store or index.",
-	lberr.Conflict:    "The request collided with a concurrent change; retry it.",
-	lberr.Unavailable: "The database is not available; retry.",
+func databaseDetail(k lberr.Kind) string {
+	switch k {
+	case lberr.Invalid:
+		return "A value in the request cannot be stored (for example a NUL character or a number out of range)."
+	case lberr.TooLarge:
+		return "A value in the request is too large to store or index."
+	case lberr.Conflict:
+		return "The request collided with a concurrent change; retry it."
+	case lberr.Unavailable:
+		return "The database is not available; retry."
+	}
+	return "The server failed to handle the request; it has been logged."
 }
 
 // problemFor maps an error to its problem document and reports whether it
@@ -119,8 +132,8 @@ func problemFor(err error) (Problem, bool) {
 			Detail: "This Idempotency-Key was used before with a different request; use a new key for a new request."}, false
 	}
 	kind := lberr.KindOf(err)
-	ans := kindAnswers[kind]
-	p := Problem{Type: problemType(ans.slug), Title: ans.title, Status: ans.status}
+	status, slug, title := kindAnswer(kind)
+	p := Problem{Type: problemType(slug), Title: title, Status: status}
 	var e *lberr.Error
 	if errors.As(err, &e) {
 		if e.Title != "" {
@@ -154,7 +167,7 @@ func problemFor(err error) (Problem, bool) {
 		// The database refused a value the client sent that slipped past
 		// validation, or collided with a concurrent change: never worth
 		// echoing SQL for, and logged.
-		p.Detail = databaseDetails[kind]
+		p.Detail = databaseDetail(kind)
 		return p, true
 	}
 	switch kind {

@@ -1,11 +1,12 @@
 # Lorebase. `make run` starts a local Keeper with a demo Domain on a
-# throwaway PostgreSQL; `make test` runs every test (with go vet and
-# staticcheck).
+# throwaway PostgreSQL; `make test` runs every test (with go vet,
+# staticcheck, golangci-lint (.golangci.yaml) and gofmt).
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
+GOLANGCI_LINT_VERSION ?= v2.15.0
 PKGS := ./...
 
-.PHONY: run test unit lint vet staticcheck migrate build bench fmt perf-up perf-down perf-url perf-100k perf-1m perf-10m
+.PHONY: run test unit lint vet staticcheck golangci-lint fmtcheck migrate build bench fmt perf-up perf-down perf-url perf-100k perf-1m perf-10m
 
 build:
 	$(GO) build -o bin/keeper ./cmd/keeper
@@ -14,7 +15,7 @@ build:
 run:
 	$(GO) run ./cmd/keeper run
 
-test: vet staticcheck unit
+test: vet staticcheck golangci-lint fmtcheck unit
 
 unit:
 	$(GO) test -count=1 -timeout 20m $(PKGS)
@@ -25,8 +26,13 @@ vet:
 staticcheck:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
 
-lint: vet staticcheck
+golangci-lint:
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
+fmtcheck:
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+lint: vet staticcheck golangci-lint fmtcheck
 
 fmt:
 	gofmt -w .

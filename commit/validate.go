@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lorebase/lorebase/store/schema"
+	"github.com/lorebase/lorebase/schema"
 )
 
 // load reads, in one statement per table, every stored Record and Link the

@@ -12,8 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
+	"github.com/lorebase/lorebase/internal/jobkind"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // BranchDeleteArgs asks for the removal of a branch marked deleting. Jobs
@@ -24,7 +25,7 @@ type BranchDeleteArgs struct {
 }
 
 // Kind is the job kind, "store.branch_delete".
-func (BranchDeleteArgs) Kind() string { return store.BranchDeleteJobKind }
+func (BranchDeleteArgs) Kind() string { return jobkind.BranchDelete }
 
 // InsertOpts makes the job unique by its arguments among unfinished jobs.
 func (BranchDeleteArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }

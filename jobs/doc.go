@@ -9,12 +9,14 @@
 // where mat_records_p<N> is the partition holding Domain D and <h> is the
 // first 24 hex digits of sha256("D:B:K:attr") (IndexName). Statements that
 // should use such an index name the Domain, branch, Kind and Attribute as
-// literals (the read functions of migrations/ do).
+// literals (the read functions of migrations/functions/ do).
 //
 // store.materialize (Copier) copies a copy branch's base rows: the
 // effective Records and Links of the base chain as of the fork (a row
 // changed on the base after the fork is rebuilt from its history by
-// lb_record_as_of, migration 0004; absent ones are skipped) and the chain's
+// lb_record_as_of; absent ones are skipped; a key an upper level has a say
+// on, by lb_record_say / lb_link_say, the rule the reads apply, is left to
+// that level) and the chain's
 // history rows up to each level's cut. store.branch_delete (Deleter)
 // removes a branch marked deleting: its rows, its word lexicon, its
 // idempotency keys, its per-Attribute indexes, then its schema and ref.
@@ -25,8 +27,8 @@
 // copy committed itself win) and stores its progress (phase, keyset cursor,
 // rows, planner estimate of the total) in refs.progress, so a stopped job
 // resumes after its last batch and handles every row once. Batch sizes
-// adapt to the time a batch holds the lock: jobs.batch_target_ms (200 ms),
-// and jobs.batch_contended_ms (50 ms) once a commit waited for a batch
+// adapt to the time a batch holds the lock: jobs.batch_target (200ms),
+// and jobs.batch_contended (50ms) once a commit waited for a batch
 // (pg_blocking_pids). Jobs are queued by Queue in the transaction of the
 // branch change that needs them.
 package jobs

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"time"
@@ -16,12 +17,13 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lorebase/lorebase/internal/jobkind"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // IndexKind is the River job kind of index builds.
-const IndexKind = "store.index"
+const IndexKind = jobkind.Index
 
 // IndexArgs asks for the per-Attribute index of a Kind's Attribute on a
 // branch. Jobs are unique by their arguments while queued or running.
@@ -201,10 +203,14 @@ func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	return w
 }
 
-// NewClient builds a River client over the pool. With workers nil the
-// client only inserts; queues nil means the default queue with 2 workers.
-func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig) (*river.Client[pgx.Tx], error) {
-	cfg := &river.Config{Workers: workers}
+// NewClient builds a River client over the pool, logging to log (nil:
+// slog's default logger). With workers nil the client only inserts; queues
+// nil means the default queue with 2 workers.
+func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig, log *slog.Logger) (*river.Client[pgx.Tx], error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	cfg := &river.Config{Workers: workers, Logger: log}
 	if workers != nil {
 		if queues == nil {
 			queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}

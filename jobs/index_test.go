@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,8 @@ import (
 
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -57,7 +58,7 @@ func TestIndexJobBuildsAnIndexTheQueryUses(t *testing.T) {
 	_, err = s.Pool.Exec(ctx, `ANALYZE mat_records`)
 	require.NoError(t, err)
 
-	client, err := jobs.NewClient(s.Pool, jobs.NewWorkers(s), nil)
+	client, err := jobs.NewClient(s.Pool, jobs.NewWorkers(s), nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	done, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
 	defer cancel()

@@ -12,8 +12,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/lorebase/lorebase/internal/jobkind"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // MaterializeArgs asks for the copy of a copy branch's base rows. Jobs are
@@ -24,7 +25,7 @@ type MaterializeArgs struct {
 }
 
 // Kind is the job kind, "store.materialize".
-func (MaterializeArgs) Kind() string { return store.MaterializeJobKind }
+func (MaterializeArgs) Kind() string { return jobkind.Materialize }
 
 // InsertOpts makes the job unique by its arguments among unfinished jobs.
 func (MaterializeArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }
@@ -376,28 +377,24 @@ func prefixed(a string, cols []string) []string {
 	return out
 }
 
-// recordsSaid excludes Records an upper level has a say on: its row was
-// last changed at or before its cut, or it has history up to its cut.
+// recordsSaid excludes Records an upper level has a say on, by the rule
+// every read applies (lb_record_say: its row was at or before its cut, or
+// it has history at or before it).
 func recordsSaid(d string, upper []level) string {
 	var b strings.Builder
 	for _, u := range upper {
 		fmt.Fprintf(&b, `
-     AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %[1]s AND u.branch_id = %[2]d AND u.key = e.key
-           AND (u.seq <= %[3]d OR EXISTS (SELECT 1 FROM mat_history uh WHERE uh.domain_id = %[1]s AND uh.branch_id = %[2]d
-                AND uh.key = e.key AND uh.seq <= %[3]d)))`, d, u.Branch, u.Cut)
+     AND NOT EXISTS (SELECT 1 FROM lb_record_say(%[1]s, %[2]d, %[3]d, e.key))`, d, u.Branch, u.Cut)
 	}
 	return b.String()
 }
 
-// linksSaid is recordsSaid for Links.
+// linksSaid is recordsSaid for Links (lb_link_say).
 func linksSaid(d string, upper []level) string {
 	var b strings.Builder
 	for _, u := range upper {
 		fmt.Fprintf(&b, `
-     AND NOT EXISTS (SELECT 1 FROM mat_links u WHERE u.domain_id = %[1]s AND u.branch_id = %[2]d
-           AND u.from_key = e.from_key AND u.relation = e.relation AND u.to_key = e.to_key
-           AND (u.seq <= %[3]d OR EXISTS (SELECT 1 FROM mat_link_history uh WHERE uh.domain_id = %[1]s AND uh.branch_id = %[2]d
-                AND uh.from_key = e.from_key AND uh.relation = e.relation AND uh.to_key = e.to_key AND uh.seq <= %[3]d)))`, d, u.Branch, u.Cut)
+     AND NOT EXISTS (SELECT 1 FROM lb_link_say(%[1]s, %[2]d, %[3]d, e.from_key, e.relation, e.to_key))`, d, u.Branch, u.Cut)
 	}
 	return b.String()
 }

@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // JobRun is one run of a background branch job, timed batch by batch.
@@ -109,7 +110,7 @@ type branchRun struct {
 // MeasureBranches measures branch creation and deletion, the background
 // copy and delete jobs, the overlay against the copy call by call, and
 // main's reads with many overlays. The requests queue their jobs with an
-// insert-only River client, as Keeper does.
+// insert-only River client (Keeper queues through its one River client).
 func (w *Workload) MeasureBranches(ctx context.Context, opts BranchOptions) (*Branches, error) {
 	if opts.Runs <= 0 {
 		opts.Runs = 20
@@ -117,7 +118,7 @@ func (w *Workload) MeasureBranches(ctx context.Context, opts BranchOptions) (*Br
 	if opts.CommitChanges <= 0 {
 		opts.CommitChanges = 1000
 	}
-	client, err := jobs.NewClient(w.Store.Pool, nil, nil)
+	client, err := jobs.NewClient(w.Store.Pool, nil, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, fmt.Errorf("branches: %w", err)
 	}

@@ -26,7 +26,7 @@ type Machine struct {
 func ReadMachine() Machine {
 	m := Machine{Cores: runtime.NumCPU(), MemoryBytes: memoryBytes(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		defer f.Close()
+		defer f.Close() //nolint:errcheck // read only
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
 			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/storagecli"
 )
 
@@ -195,7 +195,7 @@ func (p PerfServer) pgctl(ctx context.Context, args ...string) error {
 
 // run runs a PostgreSQL binary, as the postgres user when run as root.
 func (p PerfServer) run(ctx context.Context, name string, args ...string) error {
-	bin, err := pgtest.FindBinaries()
+	bin, err := pgcluster.FindBinaries()
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/store"
 )
@@ -23,7 +23,7 @@ import (
 type Server struct {
 	// AdminURL connects as a role that may create databases.
 	AdminURL string
-	cluster  *pgtest.Cluster
+	cluster  *pgcluster.Cluster
 }
 
 // ServerOptions choose the server.
@@ -73,7 +73,7 @@ func OpenServer(ctx context.Context, opts ServerOptions) (*Server, error) {
 	if settings == nil {
 		settings = DefaultSettings()
 	}
-	c, err := pgtest.Start(ctx, pgtest.StartOptions{Durable: opts.Durable, Settings: settings})
+	c, err := pgcluster.Start(ctx, pgcluster.StartOptions{Durable: opts.Durable, Settings: settings})
 	if err != nil {
 		return nil, fmt.Errorf("start a throwaway PostgreSQL: %w", err)
 	}
@@ -93,7 +93,7 @@ func (s *Server) Close() error {
 
 // URL is the connection to a database of the server.
 func (s *Server) URL(database string) (string, error) {
-	return pgtest.WithDatabase(s.AdminURL, database)
+	return pgcluster.WithDatabase(s.AdminURL, database)
 }
 
 // Fixture is a loaded database to measure.

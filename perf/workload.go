@@ -18,8 +18,8 @@ import (
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
 // Workload builds the operations of a run over a loaded supply Domain.
@@ -145,7 +145,7 @@ func (w *Workload) ownerRead(ctx context.Context, sql string, args ...any) error
 	defer conn.Release()
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {
 		if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // connection is discarded
+			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck,gosec // connection is discarded
 		}
 		return err
 	}

@@ -23,14 +23,11 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	}
 	var rec *Record
 	err := r.store.Read(ctx, domainID, sql, args, func(rows pgx.Rows) error {
-		for rows.Next() {
-			var x Record
-			if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Values, &x.Revision); err != nil {
-				return err
-			}
-			rec = &x
+		recs, err := pgx.CollectRows(rows, recordRow)
+		if len(recs) > 0 {
+			rec = &recs[len(recs)-1]
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, translate("get record", err)
@@ -41,20 +38,22 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	return rec, nil
 }
 
-// scanRecords reads rows of (key, kind, title, values, revision).
-func scanRecords(rows pgx.Rows, into *[]Record) error {
-	for rows.Next() {
-		var x Record
-		var rev *string
-		if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Values, &rev); err != nil {
-			return err
-		}
-		if rev != nil {
-			x.Revision = *rev
-		}
-		*into = append(*into, x)
+// recordRow reads a row of (key, kind, title, values, revision); a NULL
+// revision is "".
+func recordRow(row pgx.CollectableRow) (Record, error) {
+	var x Record
+	var rev *string
+	err := row.Scan(&x.Key, &x.Kind, &x.Title, &x.Values, &rev)
+	if rev != nil {
+		x.Revision = *rev
 	}
-	return nil
+	return x, err
+}
+
+// scanRecords appends rows of (key, kind, title, values, revision).
+func scanRecords(rows pgx.Rows, into *[]Record) (err error) {
+	*into, err = pgx.AppendRows(*into, rows, recordRow)
+	return err
 }
 
 // getHeadSQL reads a Record at the head of a branch that owns all its rows

@@ -45,15 +45,9 @@ func (r *Reader) Links(ctx context.Context, domainID int32, branch, key string, 
 	out := &Links{Links: []Link{}}
 	err := r.store.Read(ctx, domainID, `SELECT relation, from_key, to_key, origin
 		FROM lb_links($1, $2, $3, $4, lb_at_seq($1, $5))`, []any{branch, key, q.Direction, q.Relation, q.At},
-		func(rows pgx.Rows) error {
-			for rows.Next() {
-				var l Link
-				if err := rows.Scan(&l.Relation, &l.From, &l.To, &l.Origin); err != nil {
-					return err
-				}
-				out.Links = append(out.Links, l)
-			}
-			return nil
+		func(rows pgx.Rows) (err error) {
+			out.Links, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Link])
+			return err
 		})
 	if err != nil {
 		return nil, translate("read links", err)

@@ -256,7 +256,7 @@ func presentLinks(ls []level) map[lkey]byte {
 // words are the lexemes of the 'simple' configuration for plain ASCII text.
 func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9')
 	})
 }
 

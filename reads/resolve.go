@@ -37,15 +37,9 @@ func (r *Reader) Resolve(ctx context.Context, domainID int32, branch, mention, k
 	out := &Candidates{Candidates: []Candidate{}}
 	err = r.store.Read(ctx, domainID, `SELECT key, kind, title, score, reason FROM lb_resolve($1, $2, $3, $4, $5, $6)`,
 		[]any{branch, mention, kind, n, r.cfg.SearchCandidates, r.cfg.PartialCandidates},
-		func(rows pgx.Rows) error {
-			for rows.Next() {
-				var c Candidate
-				if err := rows.Scan(&c.Key, &c.Kind, &c.Title, &c.Score, &c.Reason); err != nil {
-					return err
-				}
-				out.Candidates = append(out.Candidates, c)
-			}
-			return nil
+		func(rows pgx.Rows) (err error) {
+			out.Candidates, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Candidate])
+			return err
 		})
 	if err != nil {
 		return nil, translate("resolve", err)

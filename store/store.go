@@ -8,14 +8,20 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 // Config tunes the pool.
 type Config struct {
-	// StatementTimeout bounds every statement (database.statement_timeout_ms).
+	// StatementTimeout bounds every statement (database.statement_timeout).
 	StatementTimeout time.Duration
 	// MaxConns is the pool size; 0 means pgxpool's default.
 	MaxConns int32
+}
+
+// ConfigFrom is the pool's part of Keeper's configuration.
+func ConfigFrom(c config.Config) Config {
+	return Config{StatementTimeout: c.Database.StatementTimeout, MaxConns: int32(c.Database.MaxConns)}
 }
 
 // Store is the database handle shared by Keeper, the commit pipeline, the
@@ -103,7 +109,7 @@ func (s *Store) Read(ctx context.Context, domainID int32, sql string, args []any
 		// A failed statement leaves the transaction aborted; end it so the
 		// connection goes back to the pool clean.
 		if _, rerr := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck // connection is discarded
+			conn.Conn().PgConn().Close(context.WithoutCancel(ctx)) //nolint:errcheck,gosec // connection is discarded
 		}
 		return err
 	}

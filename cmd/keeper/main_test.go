@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
@@ -48,7 +49,7 @@ func TestServeRefusesUnmigratedDatabase(t *testing.T) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	name := "lorebase_cmd_" + hex.EncodeToString(b[:])
-	url, err := pgtest.CreateDatabase(ctx, pgtest.AdminURL(t), name)
+	url, err := pgcluster.CreateDatabase(ctx, pgtest.AdminURL(t), name)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		s, err := store.Open(context.Background(), pgtest.AdminURL(t), store.Config{})

@@ -7,8 +7,7 @@ import (
 	"net"
 	"net/url"
 
-	"github.com/lorebase/lorebase/internal/keeper"
-	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -16,15 +15,15 @@ import (
 // temporary directory, removed on exit) unless LOREBASE_DATABASE_URL is set,
 // then migrate, the demo Domain, and serve until SIGINT or SIGTERM.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs, config := flags("run", stderr)
-	cfg, err := loadConfig(fs, config, args)
+	fs, configPath := flags("run", stderr)
+	cfg, err := loadConfig(fs, configPath, args)
 	if err != nil {
 		return err
 	}
 	log := newLogger(stderr)
 	if cfg.Database.URL == "" {
 		fmt.Fprintln(stdout, "LOREBASE_DATABASE_URL is unset: starting a throwaway PostgreSQL cluster…")
-		c, err := pgtest.Start(ctx, pgtest.StartOptions{Durable: true})
+		c, err := pgcluster.Start(ctx, pgcluster.StartOptions{Durable: true})
 		if err != nil {
 			return fmt.Errorf("start PostgreSQL: %w", err)
 		}
@@ -33,7 +32,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 				err = fmt.Errorf("stop PostgreSQL: %w", serr)
 			}
 		}()
-		u, err := pgtest.CreateDatabase(ctx, c.URL, "lorebase")
+		u, err := pgcluster.CreateDatabase(ctx, c.URL, "lorebase")
 		if err != nil {
 			return err
 		}
@@ -48,12 +47,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := store.Migrate(ctx, cfg.Database.URL); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	p, err := assemble(cfg, s)
+	p, err := assemble(cfg, s, log)
 	if err != nil {
 		return err
 	}
@@ -73,8 +72,8 @@ Lorebase is running at %[1]s (Ctrl-C stops it).
   try: curl -H "Authorization: Bearer %[4]s" %[1]s/v1/domains/%[3]s/branches/main/records?kind=Supplier
   health %[1]s/healthz   readiness %[1]s/readyz   metrics %[1]s/metrics
 `, base, cfg.AdminToken, demoDomain, token)
-	srv := keeper.New(cfg, s, p.pipeline, p.reader, log)
-	return p.serveWith(ctx, log, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
+	srv := p.server(cfg, s)
+	return p.serveWith(ctx, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 }
 
 // redact hides a URL's password.

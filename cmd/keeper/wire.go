@@ -10,38 +10,37 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
-	"github.com/lorebase/lorebase/store/schema"
 )
 
-// shutdownJobs bounds how long running jobs get to finish on shutdown.
-const shutdownJobs = 30 * time.Second
-
-// parts are Keeper's working pieces over one store: the River client that
-// runs the jobs, the commit pipeline (which queues jobs in its own
-// transactions) and the reads.
+// parts are Keeper's working pieces over one store: the one River client of
+// the process (it runs the jobs, and the pipeline and the branch routes
+// queue jobs through it in their own transactions), the commit pipeline
+// and the reads.
 type parts struct {
 	river    *river.Client[pgx.Tx]
 	pipeline *commit.Pipeline
 	reader   *reads.Reader
+	log      *slog.Logger
+	stop     time.Duration // jobs.stop_timeout
 }
 
 // assemble builds the River client that runs the jobs (index builds,
-// branch copies and deletions, batches sized by jobs.batch_target_ms and
-// jobs.batch_contended_ms) and the pipeline whose schema changes queue the
-// per-Attribute index builds in the same transaction. Branch creation and
-// deletion queue their jobs through Keeper's own insert-only client, in the
-// request's transaction.
-func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
-	workers := jobs.NewWorkersWith(s, jobs.Config{BatchTargetMS: cfg.Jobs.BatchTargetMS, BatchContendedMS: cfg.Jobs.BatchContendedMS})
-	client, err := jobs.NewClient(s.Pool, workers, nil)
+// branch copies and deletions, batches sized by jobs.batch_target and
+// jobs.batch_contended), logging through log, and the pipeline whose
+// schema changes queue the per-Attribute index builds in the same
+// transaction.
+func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, error) {
+	client, err := jobs.NewClient(s.Pool, jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg)), nil, log)
 	if err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
-	cc := cfg.CommitConfig()
+	cc := commit.ConfigFrom(cfg)
 	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
 	}
@@ -49,20 +48,36 @@ func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}
 	cc.IndexName = jobs.IndexName
-	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, cfg.ReadsConfig())}, nil
+	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, reads.ConfigFrom(cfg)),
+		log: log, stop: cfg.Jobs.StopTimeout}, nil
+}
+
+// server is the HTTP server over the parts, queueing branch jobs through
+// the same River client.
+func (p *parts) server(cfg config.Config, s *store.Store) *keeper.Server {
+	return keeper.New(cfg, keeper.Parts{Store: s, Pipeline: p.pipeline, Reader: p.reader, Jobs: jobs.Queue(p.river), Log: p.log})
 }
 
 // serveWith starts the job client, serves HTTP until ctx ends, then stops
-// the jobs (a job cut short is retried by the next Keeper).
-func (p *parts) serveWith(ctx context.Context, log *slog.Logger, serve func(context.Context) error) error {
-	if err := p.river.Start(ctx); err != nil {
+// the jobs. The client runs on a context the signal does not cancel, so
+// the HTTP server drains first; then Stop lets running jobs finish within
+// jobs.stop_timeout, after which they are cancelled (a job cut short rolls
+// back its batch and is retried by the next Keeper).
+func (p *parts) serveWith(ctx context.Context, serve func(context.Context) error) error {
+	jobsCtx := context.WithoutCancel(ctx)
+	if err := p.river.Start(jobsCtx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
 	err := serve(ctx)
-	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownJobs)
+	stopCtx, cancel := context.WithTimeout(jobsCtx, p.stop)
 	defer cancel()
 	if serr := p.river.Stop(stopCtx); serr != nil {
-		log.Warn("jobs did not stop in time; they will be retried", "err", serr)
+		p.log.Warn("jobs did not finish within jobs.stop_timeout; cancelling them (they will be retried)", "err", serr)
+		hardCtx, hardCancel := context.WithTimeout(jobsCtx, 5*time.Second)
+		defer hardCancel()
+		if herr := p.river.StopAndCancel(hardCtx); herr != nil {
+			p.log.Error("jobs did not stop after cancellation", "err", herr)
+		}
 	}
 	return err
 }

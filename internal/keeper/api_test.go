@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
@@ -33,7 +35,7 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	ctx := context.Background()
 	admin := pgtest.AdminURL(t)
 	name := "lorebase_unmigrated_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
-	url, err := pgtest.CreateDatabase(ctx, admin, name)
+	url, err := pgcluster.CreateDatabase(ctx, admin, name)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		s, err := store.Open(context.Background(), admin, store.Config{})
@@ -45,8 +47,8 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	s, err := store.Open(ctx, url, store.Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	cfg := keeper.DefaultConfig()
-	srv := keeper.New(cfg, s, nil, nil, nil)
+	cfg := config.Default()
+	srv := keeper.New(cfg, keeper.Parts{Store: s})
 	rec := newRecorder()
 	srv.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
@@ -377,7 +379,7 @@ func TestEscapedBranchNames(t *testing.T) {
 
 func TestBodyTooLarge(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) { c.HTTP.MaxBodyBytes = 4096 })
+	e := testServer(t, func(c *config.Config) { c.HTTP.MaxBodyBytes = 4096 })
 	admin := e.withSupply("supply")
 	big := commitBody("big", put("Supplier", "S-1", map[string]any{"name": strings.Repeat("x", 5000)}))
 	before := e.rowCounts()

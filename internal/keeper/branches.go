@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -26,18 +24,6 @@ func branchParam(r *http.Request) (string, error) {
 		return "", err
 	}
 	return b, nil
-}
-
-// newBranchJobs returns the hooks that queue branch copies and deletions
-// in the transaction of the request: an insert-only River client over the
-// store's pool (the workers run in the process's job client).
-func newBranchJobs(s *store.Store, log *slog.Logger) store.BranchJobs {
-	client, err := jobs.NewClient(s.Pool, nil, nil)
-	if err != nil {
-		log.Error("branch jobs unavailable: copies and deletions will fail", "err", err)
-		return store.BranchJobs{}
-	}
-	return jobs.Queue(client)
 }
 
 type branchPage struct {

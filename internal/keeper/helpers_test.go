@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
@@ -39,26 +41,27 @@ type env struct {
 	// Store is the server's store (owner pool), for SQL checks.
 	Store *store.Store
 	// Config is the server's configuration.
-	Config keeper.Config
+	Config config.Config
 }
 
 // testServer starts Keeper over a fresh migrated database, with the
 // configuration changed by opts, and stops it when the test ends.
-func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
+func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	cfg := keeper.DefaultConfig()
+	cfg := config.Default()
 	cfg.AdminToken = testAdminToken
 	for _, o := range opts {
 		o(&cfg)
 	}
 	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), cfg.StoreConfig())
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.ConfigFrom(cfg))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	startJobs(t, s, logger)
-	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()), logger)
+	client := startJobs(t, s, logger)
+	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)),
+		Reader: reads.New(s, reads.ConfigFrom(cfg)), Jobs: jobs.Queue(client), Log: logger})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
@@ -66,7 +69,7 @@ func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
 
 // startJobs runs a River client with Lorebase's workers over the store
 // (branch copies and deletions complete in tests) until the test ends.
-func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
+func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
 	t.Helper()
 	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
 		Workers:           jobs.NewWorkers(s),
@@ -84,6 +87,7 @@ func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
 			t.Logf("stop jobs: %v", err)
 		}
 	})
+	return client
 }
 
 // testLog writes the server's warnings and errors to the test's log.

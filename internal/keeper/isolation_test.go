@@ -54,9 +54,10 @@ func TestDomainIsolation(t *testing.T) {
 			{"GET", "/v1/domains/beta/revisions/" + revB},
 		} {
 			var body any
-			if c.method == "PUT" {
+			switch c.method {
+			case "PUT":
 				body = supplySchema
-			} else if c.method == "POST" {
+			case "POST":
 				body = commitBody("x", put("Supplier", "S-9", map[string]any{"name": "intruder"}))
 			}
 			r := e.must(http.StatusNotFound, c.method, c.path, tok, body)

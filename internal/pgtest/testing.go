@@ -9,12 +9,10 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/store"
+	"go.uber.org/goleak"
 )
 
 // shared is the one server and template of this test process. A test
@@ -23,26 +21,41 @@ import (
 type shared struct {
 	once     sync.Once
 	err      error
-	cluster  *Cluster
+	cluster  *pgcluster.Cluster
 	adminURL string
 	template string
 }
 
 var proc shared
 
-// Main runs the tests of a package and stops the throwaway cluster (if one
-// was started) afterwards. Call it from TestMain.
-func Main(m *testing.M) {
+// Main runs the tests of a package, stops the throwaway cluster (if one
+// was started) afterwards, and fails the run when the tests left goroutines
+// behind (goleak). Call it from TestMain.
+func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
 	proc.shutdown()
+	if code == 0 {
+		if err := goleak.Find(append(LeakOptions(), opts...)...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: goroutines left behind by the tests: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+// LeakOptions are the goroutines goleak ignores in every package: the
+// expirable LRU's cleanup loop (Keeper's token cache) has no way to stop.
+func LeakOptions() []goleak.Option {
+	return []goleak.Option{
+		goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"),
+	}
 }
 
 func (s *shared) init() {
 	ctx := context.Background()
 	s.adminURL = os.Getenv("LOREBASE_TEST_DATABASE_URL")
 	if s.adminURL == "" {
-		c, err := Start(ctx, StartOptions{})
+		c, err := pgcluster.Start(ctx, pgcluster.StartOptions{})
 		if err != nil {
 			s.err = fmt.Errorf("start a throwaway PostgreSQL (set LOREBASE_TEST_DATABASE_URL to use a running server): %w", err)
 			return
@@ -51,11 +64,11 @@ func (s *shared) init() {
 		s.adminURL = c.URL
 	}
 	name := "lorebase_tmpl_" + randomSuffix()
-	if err := createDatabase(ctx, s.adminURL, name, ""); err != nil {
+	if err := pgcluster.CreateDatabaseFrom(ctx, s.adminURL, name, ""); err != nil {
 		s.err = err
 		return
 	}
-	tmplURL, err := WithDatabase(s.adminURL, name)
+	tmplURL, err := pgcluster.WithDatabase(s.adminURL, name)
 	if err != nil {
 		s.err = err
 		return
@@ -69,7 +82,7 @@ func (s *shared) init() {
 
 func (s *shared) shutdown() {
 	if s.template != "" {
-		_ = dropDatabase(context.Background(), s.adminURL, s.template)
+		_ = pgcluster.DropDatabase(context.Background(), s.adminURL, s.template)
 	}
 	if s.cluster != nil {
 		_ = s.cluster.Stop()
@@ -92,68 +105,36 @@ func AdminURL(t testing.TB) string {
 // owner's connection URL.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	admin := AdminURL(t)
-	name := "lorebase_test_" + randomSuffix()
-	ctx := context.Background()
-	if err := createDatabase(ctx, admin, name, proc.template); err != nil {
+	u, drop, err := Database(context.Background())
+	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := dropDatabase(context.Background(), admin, name); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Logf("pgtest: %v", err)
 		}
 	})
-	u, err := WithDatabase(admin, name)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
 	return u
 }
 
-// CreateDatabase creates an empty database (no migrations) and returns its URL.
-func CreateDatabase(ctx context.Context, adminURL, name string) (string, error) {
-	if err := createDatabase(ctx, adminURL, name, ""); err != nil {
-		return "", err
+// Database is NewDatabase for code without a testing.TB (runnable
+// examples): the caller drops the database with drop.
+func Database(ctx context.Context) (url string, drop func() error, err error) {
+	proc.once.Do(proc.init)
+	if proc.err != nil {
+		return "", nil, proc.err
 	}
-	return WithDatabase(adminURL, name)
-}
-
-func createDatabase(ctx context.Context, adminURL, name, template string) error {
-	conn, err := pgx.Connect(ctx, adminURL)
+	admin := proc.adminURL
+	name := "lorebase_test_" + randomSuffix()
+	if err := pgcluster.CreateDatabaseFrom(ctx, admin, name, proc.template); err != nil {
+		return "", nil, err
+	}
+	drop = func() error { return pgcluster.DropDatabase(context.Background(), admin, name) }
+	u, err := pgcluster.WithDatabase(admin, name)
 	if err != nil {
-		return fmt.Errorf("connect to test server: %w", err)
+		return "", nil, errors.Join(err, drop())
 	}
-	defer conn.Close(ctx)
-	stmt := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
-	if template != "" {
-		stmt += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
-	}
-	// A clone fails while anyone is connected to the template; the
-	// migration's connections take a moment to go away.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		_, err := conn.Exec(ctx, stmt)
-		if err == nil {
-			return nil
-		}
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
-			return fmt.Errorf("create database %s: %w", name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func dropDatabase(ctx context.Context, adminURL, name string) error {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return fmt.Errorf("connect to test server: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("drop database %s: %w", name, err)
-	}
-	return nil
+	return u, drop, nil
 }
 
 func randomSuffix() string {

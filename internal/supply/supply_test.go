@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/internal/supply"
-	"github.com/lorebase/lorebase/store/schema"
+	"github.com/lorebase/lorebase/schema"
 )
 
 func newGen(t *testing.T, cfg supply.Config) *supply.Generator {

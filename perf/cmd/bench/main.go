@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -63,7 +64,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer srv.Close() //nolint:errcheck // stopping the server on exit
 	fx, err := srv.Fixture(ctx, perf.FixtureOptions{
 		Load:         perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize, Progress: os.Stderr},
 		SeedDatabase: f.SeedDatabase,
@@ -230,8 +231,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return errors.Join(fmt.Errorf("write %s: %w", path, err), f.Close())
 	}
 	return f.Close()
 }

@@ -40,7 +40,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer srv.Close() //nolint:errcheck // stopping the server on exit
 	if srv.Throwaway() && !f.Keep {
 		fmt.Fprintln(os.Stderr, "supply: loading into a throwaway cluster that is removed at exit (give --database-url to keep the load)")
 	}

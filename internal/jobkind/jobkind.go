@@ -1,0 +1,13 @@
+// Package jobkind names Lorebase's River job kinds. The workers (package
+// jobs) register them and package store reads a branch's job by them; the
+// names are stored in river_job rows, so they do not change.
+package jobkind
+
+const (
+	// Index builds one per-Attribute index of a Kind on a branch.
+	Index = "store.index"
+	// Materialize copies a copy branch's rows from its base.
+	Materialize = "store.materialize"
+	// BranchDelete removes the rows of a branch marked deleting.
+	BranchDelete = "store.branch_delete"
+)

@@ -1,0 +1,261 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/store"
+)
+
+// DiffSide names a branch and the Revision a diff read it at.
+type DiffSide struct {
+	Branch   string  `json:"branch"`
+	Revision *string `json:"revision"`
+}
+
+// AttributeChange is one Attribute's value before and after (null: absent).
+type AttributeChange struct {
+	Name   string `json:"name"`
+	Before any    `json:"before"`
+	After  any    `json:"after"`
+}
+
+// LinkChange is a stored Link added or removed.
+type LinkChange struct {
+	Op       string `json:"op"`
+	Relation string `json:"relation"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+}
+
+// RecordChange is what happened to one Record: added, updated or removed,
+// with its Attributes' before and after and the Links out of it that
+// changed.
+type RecordChange struct {
+	Key        string            `json:"key"`
+	Kind       string            `json:"kind"`
+	Op         string            `json:"op"`
+	Attributes []AttributeChange `json:"attributes"`
+	Links      []LinkChange      `json:"links"`
+}
+
+// Diff is a keyset page of what a source changed against a base.
+type Diff struct {
+	Source    DiffSide       `json:"source"`
+	Target    DiffSide       `json:"target"`
+	MergeBase *string        `json:"merge_base"`
+	Summary   Summary        `json:"summary"`
+	Changes   []RecordChange `json:"changes"`
+	Next      string         `json:"next,omitempty"`
+}
+
+// DiffBranches is the diff of branch source against target: what the
+// source changed since their merge base, Records after the key after, at
+// most limit of them.
+func (e *Engine) DiffBranches(ctx context.Context, domainID int32, source, target, after string, limit int) (*Diff, error) {
+	var d *Diff
+	err := e.store.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
+		s, err := store.ReadBranch(ctx, tx, source)
+		if err != nil {
+			return fmt.Errorf("source branch %q: %w", source, err)
+		}
+		t, err := store.ReadBranch(ctx, tx, target)
+		if err != nil {
+			return fmt.Errorf("target branch %q: %w", target, err)
+		}
+		b, err := findBase(ctx, tx, s, t)
+		if err != nil {
+			return err
+		}
+		d, err = diff(ctx, tx, stateRef{Branch: b.Branch, At: &b.Seq}, stateRef{Branch: s.ID}, b.Source, after, limit)
+		if err != nil {
+			return err
+		}
+		d.Source = DiffSide{Branch: s.Name, Revision: s.Head}
+		d.Target = DiffSide{Branch: t.Name, Revision: t.Head}
+		d.MergeBase = b.Revision
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// DiffRevisions is the diff of branch between two Revisions it holds (from
+// older, to newer; to "" is the head).
+func (e *Engine) DiffRevisions(ctx context.Context, domainID int32, branch, from, to, after string, limit int) (*Diff, error) {
+	var d *Diff
+	err := e.store.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
+		br, err := store.ReadBranch(ctx, tx, branch)
+		if err != nil {
+			return fmt.Errorf("branch %q: %w", branch, err)
+		}
+		atSeq := func(field, rev string) (int64, error) {
+			var seq *int64
+			err := tx.QueryRow(ctx, `SELECT lb_at_seq($1, $2)`, branch, rev).Scan(&seq)
+			if err != nil || seq == nil {
+				if err != nil && !store.IsCode(err, "P0002") && !errors.Is(err, pgx.ErrNoRows) {
+					return 0, fmt.Errorf("resolve revision %q: %w", rev, err)
+				}
+				return 0, &store.InvalidError{Status: 404, Title: "not found", Problems: []store.Problem{{Field: field, Code: "not_found",
+					Message: fmt.Sprintf("No Revision %s on branch %s.", quoteKey(rev), quoteKey(branch))}}}
+			}
+			return *seq, nil
+		}
+		fromSeq, err := atSeq("from", from)
+		if err != nil {
+			return err
+		}
+		toSeq := br.HeadSeq
+		toRev := br.Head
+		if to != "" {
+			if toSeq, err = atSeq("to", to); err != nil {
+				return err
+			}
+			toRev = &to
+		}
+		if fromSeq > toSeq {
+			return store.Invalid("from", "order", "from must be a Revision older than to.")
+		}
+		bs, cs, err := levels(ctx, tx, br.ID, toSeq)
+		if err != nil {
+			return err
+		}
+		var spans []span
+		for i := range bs {
+			if cs[i] > fromSeq {
+				c := cs[i]
+				spans = append(spans, span{Branch: bs[i], After: fromSeq, Upto: &c})
+			}
+		}
+		toRef := stateRef{Branch: br.ID, At: &toSeq}
+		d, err = diff(ctx, tx, stateRef{Branch: br.ID, At: &fromSeq}, toRef, spans, after, limit)
+		if err != nil {
+			return err
+		}
+		f := from
+		d.Source = DiffSide{Branch: br.Name, Revision: toRev}
+		d.Target = DiffSide{Branch: br.Name, Revision: &f}
+		d.MergeBase = &f
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// diff compares state src with state base over the candidates the spans
+// changed. The summary covers every change; the page those after the key
+// after.
+func diff(ctx context.Context, tx pgx.Tx, base, src stateRef, spans []span, after string, limit int) (*Diff, error) {
+	var ch changed
+	if err := changedIn(ctx, tx, spans, &ch); err != nil {
+		return nil, err
+	}
+	keySet := map[string]bool{}
+	for k := range ch.keys {
+		keySet[k] = true
+	}
+	for l := range ch.links {
+		keySet[l.From] = true
+	}
+	keys := sortedKeys(keySet)
+	links := sortedLinks(ch.links)
+	bRecs, err := readRecords(ctx, tx, base, keys)
+	if err != nil {
+		return nil, err
+	}
+	sRecs, err := readRecords(ctx, tx, src, keys)
+	if err != nil {
+		return nil, err
+	}
+	bLinks, err := readLinks(ctx, tx, base, links)
+	if err != nil {
+		return nil, err
+	}
+	sLinks, err := readLinks(ctx, tx, src, links)
+	if err != nil {
+		return nil, err
+	}
+	linksOf := map[string][]LinkChange{}
+	d := &Diff{Changes: []RecordChange{}}
+	for _, l := range links {
+		if bLinks[l] == sLinks[l] {
+			continue
+		}
+		op := "added"
+		if sLinks[l] {
+			d.Summary.Links.Added++
+		} else {
+			op = "removed"
+			d.Summary.Links.Removed++
+		}
+		linksOf[l.From] = append(linksOf[l.From], LinkChange{Op: op, Relation: l.Relation, From: l.From, To: l.To})
+	}
+	for _, k := range keys {
+		b, s := bRecs[k], sRecs[k]
+		rc := RecordChange{Key: k, Links: linksOf[k]}
+		switch {
+		case sameRec(b, s):
+			if len(rc.Links) == 0 {
+				continue
+			}
+			rc.Op = "updated"
+			rc.Kind = firstKind(s, b)
+		case b == nil:
+			rc.Op, rc.Kind = "added", s.Kind
+			d.Summary.Records.Added++
+		case s == nil:
+			rc.Op, rc.Kind = "removed", b.Kind
+			d.Summary.Records.Removed++
+		default:
+			rc.Op, rc.Kind = "updated", s.Kind
+			d.Summary.Records.Updated++
+		}
+		if k <= after {
+			continue
+		}
+		if len(d.Changes) == limit {
+			d.Next = d.Changes[limit-1].Key
+			continue
+		}
+		rc.Attributes = attributeChanges(b, s)
+		if rc.Links == nil {
+			rc.Links = []LinkChange{}
+		}
+		d.Changes = append(d.Changes, rc)
+	}
+	return d, nil
+}
+
+// attributeChanges lists the Attributes whose values differ, by name.
+func attributeChanges(b, s *rec) []AttributeChange {
+	var bv, sv map[string]any
+	if b != nil {
+		bv = b.Values
+	}
+	if s != nil {
+		sv = s.Values
+	}
+	names := map[string]bool{}
+	for a := range bv {
+		names[a] = true
+	}
+	for a := range sv {
+		names[a] = true
+	}
+	out := []AttributeChange{}
+	for _, a := range sortedKeys(names) {
+		if !sameJSON(bv[a], sv[a]) {
+			out = append(out, AttributeChange{Name: a, Before: bv[a], After: sv[a]})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

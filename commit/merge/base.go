@@ -63,7 +63,7 @@ func revisionAt(ctx context.Context, tx pgx.Tx, seq int64) (*string, error) {
 // findBase resolves the merge base of source s and target t.
 func findBase(ctx context.Context, tx pgx.Tx, s, t *store.Branch) (*base, error) {
 	if s.ID == t.ID {
-		return nil, store.Invalid("from", "same_branch", "A branch cannot be merged into itself.")
+		return nil, invalid("from", "same_branch", "A branch cannot be merged into itself.")
 	}
 	lo, hi := s.ID, t.ID
 	if lo > hi {
@@ -113,7 +113,7 @@ func findBase(ctx context.Context, tx pgx.Tx, s, t *store.Branch) (*base, error)
 		}
 	}
 	if si < 0 {
-		return nil, store.Invalid("from", "unrelated", fmt.Sprintf("Branches %q and %q share no history.", s.Name, t.Name))
+		return nil, invalid("from", "unrelated", fmt.Sprintf("Branches %q and %q share no history.", s.Name, t.Name))
 	}
 	b.Branch = sb[si]
 	b.Seq = min(sc[si], tc[ti])

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/store"
 )
 
 // Conflict codes.
@@ -136,4 +137,9 @@ type ConflictsError struct {
 
 func (e *ConflictsError) Error() string {
 	return fmt.Sprintf("the merge has %d unresolved conflicts", len(e.Conflicts))
+}
+
+// invalid is a 422 naming the field of the request that is wrong.
+func invalid(field, code, message string) error {
+	return &store.InvalidError{Status: 422, Title: "invalid merge request", Problems: []store.Problem{{Field: field, Code: code, Message: message}}}
 }

@@ -120,7 +120,7 @@ func (e *Engine) DiffRevisions(ctx context.Context, domainID int32, branch, from
 			toRev = &to
 		}
 		if fromSeq > toSeq {
-			return store.Invalid("from", "order", "from must be a Revision older than to.")
+			return invalid("from", "order", "from must be a Revision older than to.")
 		}
 		bs, cs, err := levels(ctx, tx, br.ID, toSeq)
 		if err != nil {

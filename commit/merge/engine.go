@@ -382,7 +382,7 @@ func (e *Engine) mergeSchema(ctx context.Context, tx pgx.Tx, domainID int32, m *
 		case ChoiceValue:
 			v, err := decodeAny(r.Value)
 			if err != nil {
-				return false, store.Invalid("value", "invalid_json", "The schema resolution's value must be a schema document.")
+				return false, invalid("value", "invalid_json", "The schema resolution's value must be a schema document.")
 			}
 			apply = v
 		}
@@ -554,11 +554,11 @@ func recordValue(raw json.RawMessage, kind string) *rec {
 // CheckValue checks the shape of a resolution's value for a conflict code.
 func CheckValue(code string, raw json.RawMessage) error {
 	if len(raw) == 0 {
-		return store.Invalid("value", "required", "A value resolution needs a value.")
+		return invalid("value", "required", "A value resolution needs a value.")
 	}
 	v, err := decodeAny(raw)
 	if err != nil {
-		return store.Invalid("value", "invalid_json", "value must be JSON.")
+		return invalid("value", "invalid_json", "value must be JSON.")
 	}
 	switch code {
 	case CodeAddAdd, CodeDeleteUpdate, CodeUpdateDelete:
@@ -567,18 +567,18 @@ func CheckValue(code string, raw json.RawMessage) error {
 		}
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return store.Invalid("value", "invalid_value", `The value of a Record conflict is null (no Record) or {"kind": ..., "values": {...}}.`)
+			return invalid("value", "invalid_value", `The value of a Record conflict is null (no Record) or {"kind": ..., "values": {...}}.`)
 		}
 		if _, ok := obj["values"].(map[string]any); !ok {
-			return store.Invalid("value", "invalid_value", `The value of a Record conflict needs "values": an object of Attribute values.`)
+			return invalid("value", "invalid_value", `The value of a Record conflict needs "values": an object of Attribute values.`)
 		}
 	case CodeSchema:
 		if _, ok := v.(map[string]any); !ok {
-			return store.Invalid("value", "invalid_value", "The value of a schema conflict is a schema document (an object).")
+			return invalid("value", "invalid_value", "The value of a schema conflict is a schema document (an object).")
 		}
 	case CodeLinkCardinality:
 		if s, ok := v.(string); !ok || s == "" {
-			return store.Invalid("value", "invalid_value", "The value of a Link cardinality conflict is the key the Link should point to.")
+			return invalid("value", "invalid_value", "The value of a Link cardinality conflict is the key the Link should point to.")
 		}
 	}
 	return nil
@@ -744,7 +744,7 @@ func (e *Engine) validate(ctx context.Context, tx pgx.Tx, domainID int32, m *mer
 		}
 		return nil
 	}
-	return store.Invalid("", "merge_unsettled", "The merge's resolutions keep producing new violations; resolve the listed conflicts and retry.")
+	return invalid("", "merge_unsettled", "The merge's resolutions keep producing new violations; resolve the listed conflicts and retry.")
 }
 
 // violationCode maps a validator problem code to a conflict code.

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
@@ -33,6 +34,8 @@ type Server struct {
 	handler http.Handler
 	// branchJobs queues branch copies and deletions in their transactions.
 	branchJobs store.BranchJobs
+	// merges computes diffs and merges and keeps Proposals.
+	merges *merge.Engine
 }
 
 // New returns a Server. cfg should have passed Validate; log may be nil
@@ -49,6 +52,7 @@ func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *s
 		srv.adminHash = store.HashToken(cfg.AdminToken)
 	}
 	srv.branchJobs = newBranchJobs(s, log)
+	srv.merges = merge.New(s, p)
 	srv.handler = srv.routes()
 	return srv
 }
@@ -98,6 +102,19 @@ func (s *Server) routes() http.Handler {
 				r.Get("/search", s.handle(s.search))
 				r.Get("/resolve", s.handle(s.resolve))
 				r.Get("/revisions", s.handle(s.listRevisions))
+				r.Get("/diff", s.handle(s.branchDiff))
+				r.Post("/merges", s.handle(s.postMerge))
+			})
+			r.Post("/proposals", s.handle(s.openProposal))
+			r.Get("/proposals", s.handle(s.listProposals))
+			r.Route("/proposals/{proposal}", func(r chi.Router) {
+				r.Get("/", s.handle(s.showProposal))
+				r.Get("/diff", s.handle(s.proposalDiff))
+				r.Get("/conflicts", s.handle(s.proposalConflicts))
+				r.Put("/conflicts/{conflict}/resolution", s.handle(s.resolveConflict))
+				r.Delete("/conflicts/{conflict}/resolution", s.handle(s.clearResolution))
+				r.Post("/merge", s.handle(s.mergeProposal))
+				r.Post("/close", s.handle(s.closeProposal))
 			})
 		})
 	})

@@ -33,7 +33,8 @@ const supplySchema = `{"kinds": [
  "relations": [
  {"name": "supplied_by", "from": "Part", "to": "Supplier", "cardinality": "many", "inverse": "supplies"},
  {"name": "stocked_at", "from": "Part", "to": "Warehouse", "cardinality": "one"},
- {"name": "for_part", "from": "Order", "to": "Part", "cardinality": "one", "required": true}]}`
+ {"name": "for_part", "from": "Order", "to": "Part", "cardinality": "one", "required": true},
+ {"name": "sourced_from", "from": "Order", "to": "Supplier", "cardinality": "many", "required": true}]}`
 
 type bundle struct {
 	ctx    context.Context
@@ -144,4 +145,15 @@ func (b *bundle) inspect(t testing.TB, source, target string) *merge.Inspection 
 	ins, err := b.e.Inspect(b.ctx, b.domain, &merge.Request{Source: source, Target: target, Author: "reviewer"})
 	require.NoError(t, err)
 	return ins
+}
+
+// head is a branch's head ("" for none).
+func (b *bundle) head(t testing.TB, branch string) string {
+	t.Helper()
+	var h *string
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT head FROM refs WHERE domain_id = $1 AND name = $2`, b.domain, branch).Scan(&h))
+	if h == nil {
+		return ""
+	}
+	return *h
 }

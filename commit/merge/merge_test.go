@@ -84,3 +84,49 @@ func TestAttributeConflictResolved(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "FR", b.values(t, "main", "S-1")["country"])
 }
+
+// A branch of a branch merges into its grandparent with the middle
+// branch's changes up to the fork, and into its parent with its own.
+func TestBranchOfBranch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.commit(t, "main", put("Supplier", "S-1", `{"name": "Acme", "country": "DE"}`))
+	b.branch(t, "agent/a", "main", "copy")
+	b.commit(t, "agent/a", put("Supplier", "S-2", `{"name": "Mid"}`))
+	b.branch(t, "agent/a/sub", "agent/a", "overlay")
+	b.commit(t, "agent/a/sub", patch("S-1", `{"country": "FR"}`))
+	b.commit(t, "agent/a", put("Supplier", "S-3", `{"name": "After the fork"}`))
+	b.commit(t, "main", patch("S-1", `{"name": "Acme AG"}`))
+
+	d, err := b.e.DiffBranches(b.ctx, b.domain, "agent/a/sub", "main", "", 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, d.Summary.Records.Added)   // S-2 from the middle branch
+	require.Equal(t, 1, d.Summary.Records.Updated) // S-1
+	_, err = b.merge(t, "agent/a/sub", "main", nil, "")
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"name": "Acme AG", "country": "FR"}, b.values(t, "main", "S-1"))
+	require.NotNil(t, b.values(t, "main", "S-2"))
+	require.Nil(t, b.values(t, "main", "S-3"), "the middle branch's changes after the fork stay there")
+
+	d, err = b.e.DiffBranches(b.ctx, b.domain, "agent/a/sub", "agent/a", "", 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, d.Summary.Records.Updated)
+	require.Equal(t, 0, d.Summary.Records.Added)
+}
+
+func TestDiffOfTwoRevisions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r1 := b.commit(t, "main", put("Supplier", "S-1", `{"name": "Acme", "country": "DE"}`), put("Supplier", "S-2", `{"name": "B"}`))
+	r2 := b.commit(t, "main", patch("S-1", `{"country": "FR"}`), del("S-2"), put("Supplier", "S-3", `{"name": "C"}`))
+	b.commit(t, "main", patch("S-1", `{"country": "NL"}`))
+	d, err := b.e.DiffRevisions(b.ctx, b.domain, "main", r1.Revision, r2.Revision, "", 10)
+	require.NoError(t, err)
+	require.Equal(t, 1, d.Summary.Records.Added)
+	require.Equal(t, 1, d.Summary.Records.Updated)
+	require.Equal(t, 1, d.Summary.Records.Removed)
+	require.Equal(t, "S-1", d.Changes[0].Key)
+	require.Equal(t, []merge.AttributeChange{{Name: "country", Before: "DE", After: "FR"}}, d.Changes[0].Attributes)
+	_, err = b.e.DiffRevisions(b.ctx, b.domain, "main", r2.Revision, r1.Revision, "", 10)
+	require.Error(t, err)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 	"github.com/lorebase/lorebase/store/schema"
 )
@@ -52,7 +53,7 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		ps.add(-1, c.Field, c.Code, "%s", c.Message)
 	}
 	if !ps.empty() {
-		e := ps.err().(*store.InvalidError)
+		e := ps.err().(*lberr.Error)
 		e.Title = "invalid schema"
 		return nil, e
 	}
@@ -85,7 +86,7 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		return err
 	})
 	if err != nil {
-		var inv *store.InvalidError
+		var inv *lberr.Error
 		if errors.As(err, &inv) || errors.Is(err, ErrHeadMoved) {
 			return nil, err
 		}
@@ -99,11 +100,11 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 // titles and search vectors.
 func (p *Pipeline) writeSchema(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, newSch *schema.Schema, docBody, compiled []byte, author, message string, ps *problemSet) (*Result, error) {
 	if b.Mode == "overlay" || b.State == "copying" {
-		return nil, &store.InvalidError{Status: 422, Title: "schema change refused", Problems: []store.Problem{{
+		return nil, lberr.Fields(lberr.Unprocessable, "schema change refused", lberr.Problem{
 			Code: "branch_reads_through",
 			Message: fmt.Sprintf("Branch %q reads through its base, so its schema follows the base's; "+
 				"change the schema on the base, or on a copy branch once its copy is done.", b.Name),
-		}}}
+		})
 	}
 	oldSch, err := loadSchema(ctx, tx, b.ID)
 	if err != nil {
@@ -119,7 +120,7 @@ func (p *Pipeline) writeSchema(ctx context.Context, tx pgx.Tx, domainID int32, b
 		}
 	}
 	if !ps.empty() {
-		e := ps.err().(*store.InvalidError)
+		e := ps.err().(*lberr.Error)
 		e.Title = "the new schema does not fit the data on the branch"
 		return nil, e
 	}
@@ -177,7 +178,7 @@ func (p *Pipeline) PutSchemaLocked(ctx context.Context, tx pgx.Tx, domainID int3
 		ps.add(-1, c.Field, c.Code, "%s", c.Message)
 	}
 	if !ps.empty() {
-		e := ps.err().(*store.InvalidError)
+		e := ps.err().(*lberr.Error)
 		e.Title = "invalid schema"
 		return nil, e
 	}
@@ -242,7 +243,7 @@ func searchAttrs(k *schema.Kind) []string {
 
 // checkCompatible runs one Diff check against the branch's data and returns
 // a Problem naming an example when the data violates it.
-func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, oldSch, newSch *schema.Schema, c schema.Check) (*store.Problem, error) {
+func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, oldSch, newSch *schema.Schema, c schema.Check) (*lberr.Problem, error) {
 	D, B := ilit(domainID), ilit(branchID)
 	recs := `FROM mat_records WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND kind = ` + lit(c.Kind)
 	one := func(sql string, args ...any) (string, bool, error) {
@@ -263,8 +264,8 @@ func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, o
 	if c.Relation != "" {
 		field = "relations." + c.Relation
 	}
-	prob := func(format string, args ...any) *store.Problem {
-		return &store.Problem{Field: field, Code: c.Reason, Message: fmt.Sprintf(format, args...)}
+	prob := func(format string, args ...any) *lberr.Problem {
+		return &lberr.Problem{Field: field, Code: c.Reason, Message: fmt.Sprintf(format, args...)}
 	}
 	attr := "values -> " + lit(c.Attribute)
 	text := "values ->> " + lit(c.Attribute)
@@ -343,7 +344,7 @@ func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, o
 // its new type. A value passes when the new type accepts it unchanged (its
 // normalized form is the stored form). Changes to or from ref are refused
 // while values exist, since they add or remove foreign-key Links.
-func checkTypeChange(ctx context.Context, tx pgx.Tx, recs string, oldSch, newSch *schema.Schema, c schema.Check, prob func(string, ...any) *store.Problem) (*store.Problem, error) {
+func checkTypeChange(ctx context.Context, tx pgx.Tx, recs string, oldSch, newSch *schema.Schema, c schema.Check, prob func(string, ...any) *lberr.Problem) (*lberr.Problem, error) {
 	nk := newSch.Kinds[c.Kind]
 	na, _ := nk.Attr(c.Attribute)
 	var oldType schema.Type

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/internal/lberr"
 )
 
 // Conflict codes.
@@ -141,5 +141,5 @@ func (e *ConflictsError) Error() string {
 
 // invalid is a 422 naming the field of the request that is wrong.
 func invalid(field, code, message string) error {
-	return &store.InvalidError{Status: 422, Title: "invalid merge request", Problems: []store.Problem{{Field: field, Code: code, Message: message}}}
+	return &lberr.Error{Kind: lberr.Unprocessable, Title: "invalid merge request", Problems: []lberr.Problem{{Field: field, Code: code, Message: message}}}
 }

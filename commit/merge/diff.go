@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -99,10 +100,10 @@ func (e *Engine) DiffRevisions(ctx context.Context, domainID int32, branch, from
 			var seq *int64
 			err := tx.QueryRow(ctx, `SELECT lb_at_seq($1, $2)`, branch, rev).Scan(&seq)
 			if err != nil || seq == nil {
-				if err != nil && !store.IsCode(err, "P0002") && !errors.Is(err, pgx.ErrNoRows) {
+				if err != nil && !lberr.IsCode(err, "P0002") && !errors.Is(err, pgx.ErrNoRows) {
 					return 0, fmt.Errorf("resolve revision %q: %w", rev, err)
 				}
-				return 0, &store.InvalidError{Status: 404, Title: "not found", Problems: []store.Problem{{Field: field, Code: "not_found",
+				return 0, &lberr.Error{Kind: lberr.NotFound, Title: "not found", Problems: []lberr.Problem{{Field: field, Code: "not_found",
 					Message: fmt.Sprintf("No Revision %s on branch %s.", quoteKey(rev), quoteKey(branch))}}}
 			}
 			return *seq, nil

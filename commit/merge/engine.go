@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -129,7 +130,7 @@ func (m *mergeState) add(c *Conflict) {
 
 // Merge merges req.Source into req.Target in one transaction: one Revision
 // on the target with both heads as parents, or a *ConflictsError listing
-// the conflicts without a resolution, or a *store.InvalidError (422)
+// the conflicts without a resolution, or a *lberr.Error (422)
 // naming the keys whose merged result the target refuses.
 func (e *Engine) Merge(ctx context.Context, domainID int32, req *Request) (*Result, error) {
 	var res *Result
@@ -160,9 +161,9 @@ func (e *Engine) Inspect(ctx context.Context, domainID int32, req *Request) (*In
 	var ins *Inspection
 	err := e.store.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
 		out, err := e.run(ctx, tx, domainID, req, false)
-		var inv *store.InvalidError
+		var inv *lberr.Error
 		switch {
-		case errors.As(err, &inv) && inv.Status == 422:
+		case errors.As(err, &inv) && inv.Kind == lberr.Unprocessable:
 			ins = &Inspection{Problems: inv.Problems}
 		case err != nil:
 			return err
@@ -193,7 +194,7 @@ type Inspection struct {
 	Unresolved   int             `json:"unresolved"`
 	Changes      int             `json:"changes"`
 	FastForward  bool            `json:"fast_forward"`
-	Problems     []store.Problem `json:"problems,omitempty"`
+	Problems     []lberr.Problem `json:"problems,omitempty"`
 	Mergeable    bool            `json:"mergeable"`
 	unresolvedCs []*Conflict
 }
@@ -725,8 +726,8 @@ func (e *Engine) validate(ctx context.Context, tx pgx.Tx, domainID int32, m *mer
 			extra = []string{*m.s.Head}
 		}
 		res, err := e.commits.CommitLocked(ctx, tx, domainID, m.t, creq, extra, dry)
-		var inv *store.InvalidError
-		if errors.As(err, &inv) && inv.Status == 422 {
+		var inv *lberr.Error
+		if errors.As(err, &inv) && inv.Kind == lberr.Unprocessable {
 			progressed, err := m.violations(inv, changes, refs)
 			if err != nil {
 				return err
@@ -772,9 +773,9 @@ func violationCode(code string, link bool) string {
 // their resolutions. progressed: the merged result changed, validate
 // again. Problems that are not violations of the merge are a 422 naming
 // the keys.
-func (m *mergeState) violations(inv *store.InvalidError, changes []commit.Change, refs []changeRef) (bool, error) {
+func (m *mergeState) violations(inv *lberr.Error, changes []commit.Change, refs []changeRef) (bool, error) {
 	progressed := false
-	var other []store.Problem
+	var other []lberr.Problem
 	for _, p := range inv.Problems {
 		if p.Index == nil || *p.Index < 0 || *p.Index >= len(refs) {
 			other = append(other, p)
@@ -810,7 +811,7 @@ func (m *mergeState) violations(inv *store.InvalidError, changes []commit.Change
 		progressed = true
 	}
 	if len(other) > 0 {
-		return false, &store.InvalidError{Status: 422, Title: "the merged result violates the schema or the data", Problems: other}
+		return false, &lberr.Error{Kind: lberr.Unprocessable, Title: "the merged result violates the schema or the data", Problems: other}
 	}
 	return progressed, nil
 }
@@ -828,7 +829,7 @@ func quoteKey(k string) string {
 }
 
 // violationConflict builds the conflict of a validator problem.
-func (m *mergeState) violationConflict(code string, ref changeRef, p store.Problem) *Conflict {
+func (m *mergeState) violationConflict(code string, ref changeRef, p lberr.Problem) *Conflict {
 	var c *Conflict
 	if ref.link != nil {
 		l := *ref.link

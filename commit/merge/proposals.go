@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -54,7 +55,7 @@ type Proposal struct {
 	FastForward    bool            `json:"fast_forward"`
 	ComputedAt     *Heads          `json:"computed_at"`
 	Stale          bool            `json:"stale,omitempty"`
-	Problems       []store.Problem `json:"problems,omitempty"`
+	Problems       []lberr.Problem `json:"problems,omitempty"`
 	MergedRevision *string         `json:"merged_revision,omitempty"`
 	Progress       json.RawMessage `json:"progress,omitempty"`
 
@@ -71,21 +72,21 @@ type OpenRequest struct {
 	Target      string `json:"target"`
 }
 
-func checkText(field, s string, max int, required bool) *store.Problem {
+func checkText(field, s string, max int, required bool) *lberr.Problem {
 	switch {
 	case s == "" && required:
-		return &store.Problem{Field: field, Code: "required", Message: field + " is required."}
+		return &lberr.Problem{Field: field, Code: "required", Message: field + " is required."}
 	case !utf8.ValidString(s) || strings.ContainsRune(s, 0):
-		return &store.Problem{Field: field, Code: "invalid_text", Message: field + " must be valid UTF-8 text without NUL characters."}
+		return &lberr.Problem{Field: field, Code: "invalid_text", Message: field + " must be valid UTF-8 text without NUL characters."}
 	case len(s) > max:
-		return &store.Problem{Field: field, Code: "too_long", Message: fmt.Sprintf("%s may hold at most %d bytes.", field, max)}
+		return &lberr.Problem{Field: field, Code: "too_long", Message: fmt.Sprintf("%s may hold at most %d bytes.", field, max)}
 	}
 	return nil
 }
 
 // CheckOpen validates an OpenRequest before any SQL (422 naming the fields).
 func CheckOpen(req *OpenRequest) error {
-	var ps []store.Problem
+	var ps []lberr.Problem
 	if p := checkText("title", req.Title, maxTitleBytes, true); p != nil {
 		ps = append(ps, *p)
 	}
@@ -95,16 +96,16 @@ func CheckOpen(req *OpenRequest) error {
 	for _, f := range []struct{ name, v string }{{"source", req.Source}, {"target", req.Target}} {
 		switch {
 		case f.v == "":
-			ps = append(ps, store.Problem{Field: f.name, Code: "required", Message: f.name + " is required: a branch name."})
+			ps = append(ps, lberr.Problem{Field: f.name, Code: "required", Message: f.name + " is required: a branch name."})
 		case !store.ValidBranchName(f.v):
-			ps = append(ps, store.Problem{Field: f.name, Code: "invalid_branch", Message: fmt.Sprintf("%s is not a branch name.", quoteKey(f.v))})
+			ps = append(ps, lberr.Problem{Field: f.name, Code: "invalid_branch", Message: fmt.Sprintf("%s is not a branch name.", quoteKey(f.v))})
 		}
 	}
 	if len(ps) == 0 && req.Source == req.Target {
-		ps = append(ps, store.Problem{Field: "target", Code: "same_branch", Message: "A Proposal merges a branch into another; source and target are the same."})
+		ps = append(ps, lberr.Problem{Field: "target", Code: "same_branch", Message: "A Proposal merges a branch into another; source and target are the same."})
 	}
 	if len(ps) > 0 {
-		return &store.InvalidError{Status: 422, Title: "invalid proposal", Problems: ps}
+		return &lberr.Error{Kind: lberr.Unprocessable, Title: "invalid proposal", Problems: ps}
 	}
 	return nil
 }
@@ -311,7 +312,7 @@ func (e *Engine) Show(ctx context.Context, domainID int32, id string) (*Proposal
 	}
 	ins, err := e.Inspect(ctx, domainID, &Request{Source: p.Source, Target: p.Target, Author: p.Author, Resolutions: res, Proposal: p.ID})
 	if errors.Is(err, store.ErrNotFound) {
-		ins = &Inspection{Conflicts: []*Conflict{}, Problems: []store.Problem{{Code: "branch_missing", Message: firstLine(err)}}}
+		ins = &Inspection{Conflicts: []*Conflict{}, Problems: []lberr.Problem{{Code: "branch_missing", Message: firstLine(err)}}}
 	} else if err != nil {
 		return nil, nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/lorebase/lorebase/commit/merge"
-	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/internal/lberr"
 )
 
 // Limits of the merge routes.
@@ -34,7 +34,7 @@ func mergeError(w http.ResponseWriter, err error) error {
 	case errors.As(err, &ce):
 		p := conflictProblem{Problem: Problem{Type: problemType("merge-conflicts"), Title: "Unresolved conflicts", Status: http.StatusConflict,
 			Detail: fmt.Sprintf("The merge has %d conflicts without a resolution; resolve each (or send a default) and retry.", len(ce.Conflicts)),
-			Errors: []store.Problem{}}, Conflicts: ce.Conflicts}
+			Errors: []lberr.Problem{}}, Conflicts: ce.Conflicts}
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusConflict)

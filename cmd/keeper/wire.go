@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
@@ -37,10 +38,9 @@ type parts struct {
 // request's transaction.
 func assemble(cfg config.Config, s *store.Store) (*parts, error) {
 	workers := jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg))
-	client, err := jobs.NewClient(s.Pool, workers, nil)
-	if err != nil {
-		return nil, fmt.Errorf("create job client: %w", err)
-	}
+	// The hooks below call client once it exists: it is created after the
+	// merge worker, which needs the pipeline, is registered.
+	var client *river.Client[pgx.Tx]
 	cc := commit.ConfigFrom(cfg)
 	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
@@ -49,7 +49,13 @@ func assemble(cfg config.Config, s *store.Store) (*parts, error) {
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}
 	cc.IndexName = jobs.IndexName
-	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, reads.ConfigFrom(cfg))}, nil
+	pipeline := commit.New(s, cc)
+	jobs.AddMergeWorker(workers, merge.New(s, pipeline))
+	var err error
+	if client, err = jobs.NewClient(s.Pool, workers, nil); err != nil {
+		return nil, fmt.Errorf("create job client: %w", err)
+	}
+	return &parts{river: client, pipeline: pipeline, reader: reads.New(s, reads.ConfigFrom(cfg))}, nil
 }
 
 // serveWith starts the job client, serves HTTP until ctx ends, then stops

@@ -139,6 +139,13 @@ func (e *ConflictsError) Error() string {
 	return fmt.Sprintf("the merge has %d unresolved conflicts", len(e.Conflicts))
 }
 
+// errUnresolved is the kind of a ConflictsError: a conflict with the
+// current state.
+var errUnresolved = lberr.New(lberr.Conflict, "unresolved conflicts")
+
+// Unwrap makes a ConflictsError of kind lberr.Conflict.
+func (e *ConflictsError) Unwrap() error { return errUnresolved }
+
 // invalid is a 422 naming the field of the request that is wrong.
 func invalid(field, code, message string) error {
 	return &lberr.Error{Kind: lberr.Unprocessable, Title: "invalid merge request", Problems: []lberr.Problem{{Field: field, Code: code, Message: message}}}

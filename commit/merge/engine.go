@@ -22,11 +22,29 @@ import (
 type Engine struct {
 	store   *store.Store
 	commits *commit.Pipeline
+	cfg     Config
 }
 
-// New returns an engine over the store and the commit pipeline.
+// Config tunes the engine.
+type Config struct {
+	// JobThreshold: a Proposal merge whose write set (candidate Records and
+	// Links) is larger runs as a job through Enqueue (merge.job_threshold;
+	// 0: never).
+	JobThreshold int
+	// Enqueue queues the merge job of a Proposal in tx, the transaction
+	// that marks it merging.
+	Enqueue func(ctx context.Context, tx pgx.Tx, domainID int32, proposalID string, req MergeRequest, author string) error
+}
+
+// New returns an engine over the store and the commit pipeline that runs
+// every merge in its request.
 func New(s *store.Store, p *commit.Pipeline) *Engine {
 	return &Engine{store: s, commits: p}
+}
+
+// NewWith returns an engine with its configuration.
+func NewWith(s *store.Store, p *commit.Pipeline, cfg Config) *Engine {
+	return &Engine{store: s, commits: p, cfg: cfg}
 }
 
 // Request is a merge of branch Source into branch Target.
@@ -56,6 +74,8 @@ type Result struct {
 	// UpToDate: the source had nothing the target lacks; no Revision was
 	// written and Revision is the target's head.
 	UpToDate bool `json:"up_to_date,omitempty"`
+	// Queued: the merge runs as a job; the Proposal shows its progress.
+	Queued bool `json:"-"`
 }
 
 // Summary counts what the source changed since the merge base.

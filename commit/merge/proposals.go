@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
@@ -343,7 +344,7 @@ func firstLine(err error) string {
 }
 
 // ErrStale: a resolution's fingerprint no longer matches its conflict (409).
-var ErrStale = errors.New("the conflict changed since it was read: its fingerprint is stale")
+var ErrStale = lberr.New(lberr.Conflict, "the conflict changed since it was read: its fingerprint is stale")
 
 // Resolve stores a resolution of one conflict of an open Proposal. The
 // fingerprint must be the conflict's current one (else ErrStale).
@@ -454,6 +455,33 @@ func (e *Engine) MergeProposal(ctx context.Context, domainID int32, id string, r
 		if p.State != StateOpen {
 			return fmt.Errorf("the Proposal is %s, not open: %w", p.State, store.ErrConflict)
 		}
+		if e.cfg.Enqueue != nil && e.cfg.JobThreshold > 0 {
+			n, err := writeSet(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			if n > e.cfg.JobThreshold {
+				if req.ExpectedTargetHead != nil {
+					t, err := store.ReadBranch(ctx, tx, p.Target)
+					if err != nil {
+						return err
+					}
+					if !sameHead(req.ExpectedTargetHead, t.Head) {
+						return commit.ErrHeadMoved
+					}
+				}
+				prog, _ := json.Marshal(map[string]any{"phase": "queued", "write_set": n})
+				if _, err := tx.Exec(ctx, `UPDATE proposals SET state = 'merging', progress = $2::jsonb, updated_at = now()
+					WHERE domain_id = lb_domain() AND id = $1`, id, string(prog)); err != nil {
+					return fmt.Errorf("mark proposal merging: %w", err)
+				}
+				if err := e.cfg.Enqueue(ctx, tx, domainID, id, *req, author); err != nil {
+					return err
+				}
+				res = &Result{Queued: true}
+				return nil
+			}
+		}
 		rs, err := resolutions(ctx, tx, id)
 		if err != nil {
 			return err
@@ -482,6 +510,119 @@ func (e *Engine) MergeProposal(ctx context.Context, domainID int32, id string, r
 		return nil, err
 	}
 	return res, nil
+}
+
+// writeSet counts the candidates a merge of the Proposal reads and may
+// write: the Records and Links either side changed since the merge base.
+func writeSet(ctx context.Context, tx pgx.Tx, p *Proposal) (int, error) {
+	s, err := store.ReadBranch(ctx, tx, p.Source)
+	if err != nil {
+		return 0, fmt.Errorf("source branch %q: %w", p.Source, err)
+	}
+	t, err := store.ReadBranch(ctx, tx, p.Target)
+	if err != nil {
+		return 0, fmt.Errorf("target branch %q: %w", p.Target, err)
+	}
+	b, err := findBase(ctx, tx, s, t)
+	if err != nil {
+		return 0, err
+	}
+	var ch changed
+	if err := changedIn(ctx, tx, append(append([]span{}, b.Source...), b.Target...), &ch); err != nil {
+		return 0, err
+	}
+	return len(ch.keys) + len(ch.links), nil
+}
+
+// RunMergeJob merges a Proposal marked merging, as the merge.proposal job:
+// in one transaction (the merge commit lands whole or not at all; a job
+// cut short is retried and finds the Proposal still merging). A merge that
+// finds unresolved conflicts or violations puts the Proposal back to open
+// with the reason in its progress. Progress is written as the job goes.
+func (e *Engine) RunMergeJob(ctx context.Context, domainID int32, id string, req MergeRequest, author string, afterCompute func(context.Context) error) error {
+	setProgress := func(state string, prog map[string]any) error {
+		body, err := json.Marshal(prog)
+		if err != nil {
+			return fmt.Errorf("encode progress: %w", err)
+		}
+		return e.store.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `UPDATE proposals SET progress = $2::jsonb, state = coalesce($3, state), updated_at = now()
+				WHERE domain_id = lb_domain() AND id = $1 AND state = 'merging'`, id, string(body), nullable(state))
+			return err
+		})
+	}
+	if err := setProgress("", map[string]any{"phase": "merging"}); err != nil {
+		return fmt.Errorf("merge job of proposal %s: %w", id, err)
+	}
+	var res *Result
+	var failure error
+	err := e.store.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
+		p, err := load(ctx, tx, id, true)
+		if err != nil {
+			return err
+		}
+		if p.State != StateMerging {
+			return nil // done by an earlier run
+		}
+		rs, err := resolutions(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		mreq := &Request{Source: p.Source, Target: p.Target, Author: author, Message: req.Message, Default: req.Default,
+			Resolutions: rs, ExpectedHead: req.ExpectedTargetHead, Proposal: p.ID}
+		if mreq.Message == "" {
+			mreq.Message = "Merge proposal " + p.ID + ": " + p.Title
+		}
+		out, err := e.run(ctx, tx, domainID, mreq, true)
+		var inv *lberr.Error
+		var ce *ConflictsError
+		switch {
+		case errors.As(err, &inv) || errors.As(err, &ce) || errors.Is(err, commit.ErrHeadMoved):
+			failure = err
+			return errRollback
+		case err != nil:
+			return err
+		}
+		if len(out.unresolved) > 0 {
+			failure = &ConflictsError{Conflicts: out.unresolved}
+			return errRollback
+		}
+		if afterCompute != nil {
+			if err := afterCompute(ctx); err != nil {
+				return err
+			}
+		}
+		res = out.result
+		prog, _ := json.Marshal(map[string]any{"phase": "done", "revision": res.Revision, "changes": res.Changes, "fast_forward": res.FastForward})
+		_, err = tx.Exec(ctx, `UPDATE proposals SET state = 'merged', merged_revision = $2, progress = $3::jsonb, updated_at = now()
+			WHERE domain_id = lb_domain() AND id = $1`, id, res.Revision, string(prog))
+		return err
+	})
+	if errors.Is(err, errRollback) {
+		prog := map[string]any{"phase": "failed", "error": firstLine(failure)}
+		var ce *ConflictsError
+		if errors.As(failure, &ce) {
+			prog["conflicts"] = len(ce.Conflicts)
+		}
+		if err := setProgress(StateOpen, prog); err != nil {
+			return fmt.Errorf("merge job of proposal %s: %w", id, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("merge job of proposal %s: %w", id, err)
+	}
+	return nil
+}
+
+// errRollback rolls a job's merge transaction back on a client-side failure.
+var errRollback = errors.New("merge refused")
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // Close closes an open Proposal.

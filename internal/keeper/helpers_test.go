@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
@@ -69,8 +70,10 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 // (branch copies and deletions complete in tests) until the test ends.
 func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
 	t.Helper()
+	workers := jobs.NewWorkers(s)
+	jobs.AddMergeWorker(workers, merge.New(s, commit.New(s, commit.Config{})))
 	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
-		Workers:           jobs.NewWorkers(s),
+		Workers:           workers,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		FetchCooldown:     10 * time.Millisecond,
 		FetchPollInterval: 50 * time.Millisecond,

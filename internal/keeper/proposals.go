@@ -4,12 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/commit/merge"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/lberr"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/store"
 )
 
 // Limits of the merge routes.
@@ -19,6 +24,18 @@ const (
 	defaultDiffLimit  = 100
 	maxResolutionBody = 1 << 20
 )
+
+// newMerges returns the merge engine: a Proposal merge past
+// merge.job_threshold is queued as a merge.proposal job through an
+// insert-only River client (the process's job client runs it).
+func newMerges(cfg config.Config, s *store.Store, p *commit.Pipeline, log *slog.Logger) *merge.Engine {
+	client, err := jobs.NewClient(s.Pool, nil, nil)
+	if err != nil {
+		log.Error("merge jobs unavailable: every merge runs in its request", "err", err)
+		return merge.New(s, p)
+	}
+	return merge.NewWith(s, p, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
+}
 
 // conflictProblem is the 409 of a merge with unresolved conflicts.
 type conflictProblem struct {
@@ -341,6 +358,16 @@ func (s *Server) mergeProposal(w http.ResponseWriter, r *http.Request) error {
 		Default: body.Default, Message: body.Message}, p.name())
 	if err != nil {
 		return mergeError(w, err)
+	}
+	if res.Queued {
+		// A large merge runs as a job: the Proposal shows its progress.
+		prop, _, err := s.merges.Show(r.Context(), d, id)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Location", "/v1/domains/"+url.PathEscape(domainFrom(r.Context()).Name)+"/proposals/"+id)
+		writeJSON(w, http.StatusAccepted, prop)
+		return nil
 	}
 	writeJSON(w, http.StatusCreated, res)
 	return nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 func proposalsPath(domain string) string { return "/v1/domains/" + esc(domain) + "/proposals" }
@@ -348,4 +350,30 @@ func TestConcurrentMergesKeepUniqueOverHTTP(t *testing.T) {
 	e.must(http.StatusCreated, "POST", proposalsPath("supply")+"/"+ids[lost]+"/merge", admin, nil)
 	rec := e.must(http.StatusOK, "GET", branchPath("supply", "main")+fmt.Sprintf("/records/S-%d", lost+1), admin, nil).JSON(t)
 	require.Equal(t, "DE-2", rec["values"].(map[string]any)["vat"])
+}
+
+// A Proposal merge past merge.job_threshold answers 202 and lands through
+// the merge.proposal job.
+func TestBigProposalMergeRunsAsJob(t *testing.T) {
+	t.Parallel()
+	e := testServer(t, func(c *config.Config) { c.Merge.JobThreshold = 5 })
+	admin := e.withSupply("supply")
+	e.commit("supply", "main", admin, commitBody("seed", put("Supplier", "S-0", map[string]any{"name": "Zero"})))
+	e.createBranchReq("supply", admin, map[string]any{"name": "agent/big", "from": "main"})
+	var changes []map[string]any
+	for i := range 20 {
+		changes = append(changes, put("Supplier", fmt.Sprintf("S-%d", i+1), map[string]any{"name": fmt.Sprintf("n%d", i)}))
+	}
+	e.commit("supply", "agent/big", admin, commitBody("many", changes...))
+	var p proposalView
+	e.must(http.StatusCreated, "POST", proposalsPath("supply"), admin, map[string]any{"title": "big", "source": "agent/big", "target": "main"}).Decode(t, &p)
+	var queued proposalView
+	e.must(http.StatusAccepted, "POST", proposalsPath("supply")+"/"+p.ID+"/merge", admin, nil).Decode(t, &queued)
+	require.Contains(t, []string{"merging", "merged"}, queued.State)
+	e.waitFor("the merge job", func() bool {
+		var now proposalView
+		e.must(http.StatusOK, "GET", proposalsPath("supply")+"/"+p.ID, admin, nil).Decode(t, &now)
+		return now.State == "merged"
+	})
+	e.must(http.StatusOK, "GET", branchPath("supply", "main")+"/records/S-20", admin, nil)
 }

@@ -53,7 +53,7 @@ func New(cfg config.Config, s *store.Store, p *commit.Pipeline, r *reads.Reader,
 		srv.adminHash = store.HashToken(cfg.AdminToken)
 	}
 	srv.branchJobs = newBranchJobs(s, log)
-	srv.merges = merge.New(s, p)
+	srv.merges = newMerges(cfg, s, p, log)
 	srv.handler = srv.routes()
 	return srv
 }

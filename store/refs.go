@@ -87,3 +87,14 @@ func ReadBranchByID(ctx context.Context, tx pgx.Tx, id int32) (*Branch, error) {
 	}
 	return b, nil
 }
+
+// ShareBranch reads a branch and locks its ref FOR SHARE until the
+// transaction ends: commits on it wait, reads and other sharers do not.
+func ShareBranch(ctx context.Context, tx pgx.Tx, name string) (*Branch, error) {
+	b, err := scanBranch(tx.QueryRow(ctx, `SELECT `+branchColumns+` FROM refs
+		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting' FOR SHARE`, name))
+	if err != nil {
+		return nil, fmt.Errorf("lock branch %q: %w", name, err)
+	}
+	return b, nil
+}

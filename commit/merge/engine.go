@@ -122,6 +122,8 @@ type mergeState struct {
 	resolved map[string][]string
 	byID     map[string]*Conflict
 	out      *outcome
+	// schemaRev is the schema Revision the merge wrote, if any.
+	schemaRev *commit.Result
 }
 
 // resolution returns the resolution that applies to c: its own when its
@@ -250,14 +252,33 @@ func (e *Engine) run(ctx context.Context, tx pgx.Tx, domainID int32, req *Reques
 	if err != nil {
 		return nil, fmt.Errorf("source branch %q: %w", req.Source, err)
 	}
-	var t *store.Branch
-	if write {
-		t, err = store.LockBranch(ctx, tx, req.Target)
-	} else {
-		t, err = store.ReadBranch(ctx, tx, req.Target)
-	}
+	t, err := store.ReadBranch(ctx, tx, req.Target)
 	if err != nil {
 		return nil, fmt.Errorf("target branch %q: %w", req.Target, err)
+	}
+	if write {
+		// The target is locked for the commit; the source is shared, so
+		// its head cannot move between reading it and recording it as
+		// the next merge base. Locks are taken in branch id order, so
+		// merges in opposite directions cannot deadlock.
+		lockSource := func() error {
+			s, err = store.ShareBranch(ctx, tx, req.Source)
+			return err
+		}
+		lockTarget := func() error {
+			t, err = store.LockBranch(ctx, tx, req.Target)
+			return err
+		}
+		first, second := lockSource, lockTarget
+		if t.ID < s.ID {
+			first, second = lockTarget, lockSource
+		}
+		if err := first(); err != nil {
+			return nil, err
+		}
+		if err := second(); err != nil {
+			return nil, err
+		}
 	}
 	out.s, out.t = s, t
 	if write && req.ExpectedHead != nil && !sameHead(req.ExpectedHead, t.Head) {
@@ -339,6 +360,9 @@ func (e *Engine) run(ctx context.Context, tx pgx.Tx, domainID int32, req *Reques
 		return out, err
 	}
 	if write && len(out.unresolved) == 0 {
+		if out.result == nil && m.schemaRev != nil {
+			out.result = &Result{Revision: m.schemaRev.Revision, Parents: m.schemaRev.Parents, FastForward: out.fastForward, Changes: 1}
+		}
 		if out.result == nil {
 			out.result = &Result{Revision: deref(t.Head), Parents: []string{}, UpToDate: true, FastForward: out.fastForward}
 		}
@@ -420,6 +444,7 @@ func (e *Engine) mergeSchema(ctx context.Context, tx pgx.Tx, domainID int32, m *
 		return false, err
 	}
 	m.t.Head, m.t.HeadSeq = &res.Revision, res.Seq
+	m.schemaRev = res
 	return false, nil
 }
 

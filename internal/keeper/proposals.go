@@ -43,25 +43,26 @@ type conflictProblem struct {
 	Conflicts []*merge.Conflict `json:"conflicts"`
 }
 
-// mergeError answers the merge engine's own errors (unresolved conflicts,
-// a stale fingerprint); others go on to writeError.
+// mergeError answers a merge with unresolved conflicts: the problem
+// problemFor makes of its kind (409), with the conflicts. Other errors go
+// on to writeError (a stale fingerprint is a conflict kind too).
 func mergeError(w http.ResponseWriter, err error) error {
 	var ce *merge.ConflictsError
-	switch {
-	case errors.As(err, &ce):
-		p := conflictProblem{Problem: Problem{Type: problemType("merge-conflicts"), Title: "Unresolved conflicts", Status: http.StatusConflict,
-			Detail: fmt.Sprintf("The merge has %d conflicts without a resolution; resolve each (or send a default) and retry.", len(ce.Conflicts)),
-			Errors: []lberr.Problem{}}, Conflicts: ce.Conflicts}
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.WriteHeader(http.StatusConflict)
-		_ = json.NewEncoder(w).Encode(p)
-		return nil
-	case errors.Is(err, merge.ErrStale):
-		return newProblem(http.StatusConflict, "stale-fingerprint", "Stale fingerprint",
-			"The conflict changed since its fingerprint was read (a side changed again); read the conflicts and resolve it anew.")
+	if !errors.As(err, &ce) {
+		return err
 	}
-	return err
+	p, _ := problemFor(err)
+	p.Type = problemType("merge-conflicts")
+	p.Title = "Unresolved conflicts"
+	p.Detail = fmt.Sprintf("The merge has %d conflicts without a resolution; resolve each (or send a default) and retry.", len(ce.Conflicts))
+	if p.Errors == nil {
+		p.Errors = []lberr.Problem{}
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(conflictProblem{Problem: p, Conflicts: ce.Conflicts})
+	return nil
 }
 
 // mustWrite answers 403 unless the principal may write to branch.

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -72,7 +73,8 @@ func (e *Engine) DiffBranches(ctx context.Context, domainID int32, source, targe
 		if err != nil {
 			return err
 		}
-		d, err = diff(ctx, tx, stateRef{Branch: b.Branch, At: &b.Seq}, stateRef{Branch: s.ID}, b.Source, after, limit)
+		head := s.HeadSeq
+		d, err = e.diff(ctx, tx, domainID, stateRef{Branch: b.Branch, At: &b.Seq}, stateRef{Branch: s.ID, At: &head}, b.Source, after, limit)
 		if err != nil {
 			return err
 		}
@@ -135,7 +137,7 @@ func (e *Engine) DiffRevisions(ctx context.Context, domainID int32, branch, from
 			}
 		}
 		toRef := stateRef{Branch: br.ID, At: &toSeq}
-		d, err = diff(ctx, tx, stateRef{Branch: br.ID, At: &fromSeq}, toRef, spans, after, limit)
+		d, err = e.diff(ctx, tx, domainID, stateRef{Branch: br.ID, At: &fromSeq}, toRef, spans, after, limit)
 		if err != nil {
 			return err
 		}
@@ -151,10 +153,54 @@ func (e *Engine) DiffRevisions(ctx context.Context, domainID int32, branch, from
 	return d, nil
 }
 
+// fullDiff is every change of a source against a base, as a diff page
+// slices it.
+type fullDiff struct {
+	summary Summary
+	changes []RecordChange
+}
+
+// diffKey names a diff by what fixes its result: the Domain, both states
+// (branch and seq) and the spans read. A state as of a seq never changes,
+// so a cached diff never goes stale.
+func diffKey(domainID int32, base, src stateRef, spans []span) string {
+	sp, _ := json.Marshal(spans)
+	return fmt.Sprintf("%d|%d@%d|%d@%d|%s", domainID, base.Branch, derefSeq(base.At), src.Branch, derefSeq(src.At), sp)
+}
+
+func derefSeq(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
 // diff compares state src with state base over the candidates the spans
 // changed. The summary covers every change; the page those after the key
-// after.
-func diff(ctx context.Context, tx pgx.Tx, base, src stateRef, spans []span, after string, limit int) (*Diff, error) {
+// after. Both states are as of a seq, so the whole diff is computed once
+// and later pages slice it from the engine's cache.
+func (e *Engine) diff(ctx context.Context, tx pgx.Tx, domainID int32, base, src stateRef, spans []span, after string, limit int) (*Diff, error) {
+	key := diffKey(domainID, base, src, spans)
+	full, ok := e.diffs.Get(key)
+	if !ok {
+		var err error
+		if full, err = computeDiff(ctx, tx, base, src, spans); err != nil {
+			return nil, err
+		}
+		e.diffs.Add(key, full)
+	}
+	d := &Diff{Summary: full.summary, Changes: []RecordChange{}}
+	i := sort.Search(len(full.changes), func(i int) bool { return full.changes[i].Key > after })
+	end := min(i+limit, len(full.changes))
+	d.Changes = append(d.Changes, full.changes[i:end]...)
+	if end < len(full.changes) && end > i {
+		d.Next = full.changes[end-1].Key
+	}
+	return d, nil
+}
+
+// computeDiff computes every change of src against base.
+func computeDiff(ctx context.Context, tx pgx.Tx, base, src stateRef, spans []span) (*fullDiff, error) {
 	var ch changed
 	if err := changedIn(ctx, tx, spans, &ch); err != nil {
 		return nil, err
@@ -185,17 +231,17 @@ func diff(ctx context.Context, tx pgx.Tx, base, src stateRef, spans []span, afte
 		return nil, err
 	}
 	linksOf := map[string][]LinkChange{}
-	d := &Diff{Changes: []RecordChange{}}
+	d := &fullDiff{}
 	for _, l := range links {
 		if bLinks[l] == sLinks[l] {
 			continue
 		}
 		op := "added"
 		if sLinks[l] {
-			d.Summary.Links.Added++
+			d.summary.Links.Added++
 		} else {
 			op = "removed"
-			d.Summary.Links.Removed++
+			d.summary.Links.Removed++
 		}
 		linksOf[l.From] = append(linksOf[l.From], LinkChange{Op: op, Relation: l.Relation, From: l.From, To: l.To})
 	}
@@ -211,26 +257,19 @@ func diff(ctx context.Context, tx pgx.Tx, base, src stateRef, spans []span, afte
 			rc.Kind = firstKind(s, b)
 		case b == nil:
 			rc.Op, rc.Kind = "added", s.Kind
-			d.Summary.Records.Added++
+			d.summary.Records.Added++
 		case s == nil:
 			rc.Op, rc.Kind = "removed", b.Kind
-			d.Summary.Records.Removed++
+			d.summary.Records.Removed++
 		default:
 			rc.Op, rc.Kind = "updated", s.Kind
-			d.Summary.Records.Updated++
-		}
-		if k <= after {
-			continue
-		}
-		if len(d.Changes) == limit {
-			d.Next = d.Changes[limit-1].Key
-			continue
+			d.summary.Records.Updated++
 		}
 		rc.Attributes = attributeChanges(b, s)
 		if rc.Links == nil {
 			rc.Links = []LinkChange{}
 		}
-		d.Changes = append(d.Changes, rc)
+		d.changes = append(d.changes, rc)
 	}
 	return d, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lorebase/lorebase/commit"
@@ -23,7 +24,13 @@ type Engine struct {
 	store   *store.Store
 	commits *commit.Pipeline
 	cfg     Config
+	// diffs caches whole diffs by the states they compare (immutable, so
+	// never stale): a diff's pages after the first slice it.
+	diffs *lru.Cache[string, *fullDiff]
 }
+
+// diffCacheEntries bounds the diffs an engine keeps.
+const diffCacheEntries = 32
 
 // Config tunes the engine.
 type Config struct {
@@ -39,12 +46,16 @@ type Config struct {
 // New returns an engine over the store and the commit pipeline that runs
 // every merge in its request.
 func New(s *store.Store, p *commit.Pipeline) *Engine {
-	return &Engine{store: s, commits: p}
+	return NewWith(s, p, Config{})
 }
 
 // NewWith returns an engine with its configuration.
 func NewWith(s *store.Store, p *commit.Pipeline, cfg Config) *Engine {
-	return &Engine{store: s, commits: p, cfg: cfg}
+	diffs, err := lru.New[string, *fullDiff](diffCacheEntries)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &Engine{store: s, commits: p, cfg: cfg, diffs: diffs}
 }
 
 // Request is a merge of branch Source into branch Target.

@@ -142,6 +142,12 @@ type mergeState struct {
 // it, else nil. c.Resolution shows its own.
 func (m *mergeState) resolution(c *Conflict) *Resolution {
 	if r, ok := m.req.Resolutions[c.ID]; ok && r.Fingerprint == c.Fingerprint && ChoiceAllowed(c.Code, r.Choice) {
+		if r.Choice == ChoiceValue {
+			if err := CheckValue(c.Code, r.Value); err != nil {
+				c.Message = "The resolution's value does not fit this conflict: " + lberr.FirstLine(err)
+				return nil
+			}
+		}
 		rr := r
 		rr.Conflict = c.ID
 		c.Resolution = &rr

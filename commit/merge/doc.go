@@ -33,5 +33,17 @@
 // validator finds is reported as conflicts (unique, required_link,
 // dangling_ref, linked_delete, link_cardinality) a person resolves like the
 // others. The Revision has two parents: the target head and the source
-// head.
+// head, and each change's provenance names the source change (Revision,
+// author, provenance) and the Proposal.
+//
+// # Proposals
+//
+// A Proposal (tables proposals and proposal_resolutions) is a reviewed
+// merge: Show computes its summary and conflicts in a transaction that is
+// rolled back and caches them with the heads they were computed at;
+// resolutions are stored with the conflict's fingerprint and stop counting
+// when it changes. A Proposal merge past Config.JobThreshold is queued as
+// a job (see package jobs, merge.proposal) that runs RunMergeJob: one
+// transaction, so the merge lands whole or not at all. docs/merge.md
+// describes the model.
 package merge

@@ -26,7 +26,7 @@ func TestDomainIsolation(t *testing.T) {
 	e := testServer(t)
 	seed := func(domain, word string) (admin, rev string) {
 		admin = e.withSupply(domain)
-		rev = e.commit(domain, "main", admin, commitBody("seed "+word,
+		e.commit(domain, "main", admin, commitBody("seed "+word,
 			put("Supplier", "S-1", map[string]any{"name": "Acme " + word, "country": "DE", "vat": "V1"}),
 			put("Part", "P-1", map[string]any{"name": "Bolt " + word, "maker": "S-1"}),
 			map[string]any{"op": "link", "relation": "supplied_by", "from": "P-1", "to": "S-1"}))

@@ -16,8 +16,10 @@ import (
 // TestMeasureMerges runs the Proposal measurement on a small fixture.
 // LOREBASE_MERGE_PERF_SCALE sets a larger scale (and then measures
 // Proposals of 1,000 and 10,000 changes and prints the report's section).
+//
+// Not parallel: it runs before the package's parallel tests, so its load
+// does not starve the timed windows of the concurrency test.
 func TestMeasureMerges(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	scale, sizes := 1, []int{10, 40}
 	if v := os.Getenv("LOREBASE_MERGE_PERF_SCALE"); v != "" {

@@ -187,7 +187,7 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		if !ps.empty() {
 			return ps.err()
 		}
-		r, err := p.write(ctx, tx, domainID, b, st, changes, req, commitProv, idemKey)
+		r, err := p.write(ctx, tx, domainID, b, st, changes, req, commitProv, idemKey, nil)
 		if err != nil {
 			return err
 		}

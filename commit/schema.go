@@ -82,67 +82,8 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		if !headMatches(req.ExpectedHead, b.Head) {
 			return ErrHeadMoved
 		}
-		if b.Mode == "overlay" || b.State == "copying" {
-			return lberr.Fields(lberr.Unprocessable, "schema change refused", lberr.Problem{
-				Code: "branch_reads_through",
-				Message: fmt.Sprintf("Branch %q reads through its base, so its schema follows the base's; "+
-					"change the schema on the base, or on a copy branch once its copy is done.", b.Name),
-			})
-		}
-		oldSch, err := loadSchema(ctx, tx, b.ID)
-		if err != nil {
-			return err
-		}
-		for _, c := range schema.Diff(oldSch, newSch) {
-			prob, err := checkCompatible(ctx, tx, domainID, b.ID, oldSch, newSch, c)
-			if err != nil {
-				return err
-			}
-			if prob != nil {
-				ps.add(-1, prob.Field, prob.Code, "%s", prob.Message)
-			}
-		}
-		if !ps.empty() {
-			e := ps.err().(*lberr.Error)
-			e.Title = "the new schema does not fit the data on the branch"
-			return e
-		}
-
-		h, err := begin(ctx, tx, domainID, b)
-		if err != nil {
-			return err
-		}
-		h.author, h.message = author, message
-		objHash := sha(docBody)
-		h.objects = []string{hexOf(objHash)}
-		h.changes = []map[string]any{{"op": opSchema, "object": hexOf(objHash)}}
-		if err := h.seal(); err != nil {
-			return err
-		}
-		batch := &pgx.Batch{}
-		batch.Queue(`INSERT INTO objects (domain_id, hash, body) VALUES (`+ilit(domainID)+`, $1, $2::jsonb) ON CONFLICT DO NOTHING`,
-			objHash, string(docBody))
-		if err := queueRevision(batch, domainID, b, h); err != nil {
-			return err
-		}
-		batch.Queue(`UPDATE schemas SET seq = $1, document = $2::jsonb, compiled = $3::jsonb
-			WHERE domain_id = lb_domain() AND branch_id = $4`, h.seq, string(docBody), string(compiled), b.ID)
-		for _, sql := range refreshStatements(domainID, b.ID, oldSch, newSch) {
-			batch.Queue(sql)
-		}
-		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
-			if errors.Is(err, ErrHeadMoved) {
-				return ErrHeadMoved
-			}
-			return fmt.Errorf("write schema: %w", err)
-		}
-		if p.cfg.OnSchemaChange != nil {
-			if err := p.cfg.OnSchemaChange(ctx, tx, domainID, b.ID, oldSch, newSch); err != nil {
-				return fmt.Errorf("after schema change: %w", err)
-			}
-		}
-		res = &Result{Revision: h.id, Seq: h.seq, Parents: h.parents, Changes: 1}
-		return nil
+		res, err = p.writeSchema(ctx, tx, domainID, b, newSch, docBody, compiled, author, message, &ps)
+		return err
 	})
 	if err != nil {
 		var inv *lberr.Error
@@ -152,6 +93,111 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		return nil, fmt.Errorf("put schema of branch %q: %w", branch, err)
 	}
 	return res, nil
+}
+
+// writeSchema replaces the schema of branch b, locked by the caller in tx:
+// checks the data against it, writes the schema Revision and refreshes
+// titles and search vectors.
+func (p *Pipeline) writeSchema(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, newSch *schema.Schema, docBody, compiled []byte, author, message string, ps *problemSet) (*Result, error) {
+	if b.Mode == "overlay" || b.State == "copying" {
+		return nil, lberr.Fields(lberr.Unprocessable, "schema change refused", lberr.Problem{
+			Code: "branch_reads_through",
+			Message: fmt.Sprintf("Branch %q reads through its base, so its schema follows the base's; "+
+				"change the schema on the base, or on a copy branch once its copy is done.", b.Name),
+		})
+	}
+	oldSch, err := loadSchema(ctx, tx, b.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range schema.Diff(oldSch, newSch) {
+		prob, err := checkCompatible(ctx, tx, domainID, b.ID, oldSch, newSch, c)
+		if err != nil {
+			return nil, err
+		}
+		if prob != nil {
+			ps.add(-1, prob.Field, prob.Code, "%s", prob.Message)
+		}
+	}
+	if !ps.empty() {
+		e := ps.err().(*lberr.Error)
+		e.Title = "the new schema does not fit the data on the branch"
+		return nil, e
+	}
+
+	h, err := begin(ctx, tx, domainID, b)
+	if err != nil {
+		return nil, err
+	}
+	h.author, h.message = author, message
+	objHash := sha(docBody)
+	h.objects = []string{hexOf(objHash)}
+	h.changes = []map[string]any{{"op": opSchema, "object": hexOf(objHash)}}
+	if err := h.seal(); err != nil {
+		return nil, err
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`INSERT INTO objects (domain_id, hash, body) VALUES (`+ilit(domainID)+`, $1, $2::jsonb) ON CONFLICT DO NOTHING`,
+		objHash, string(docBody))
+	if err := queueRevision(batch, domainID, b, h); err != nil {
+		return nil, err
+	}
+	batch.Queue(`UPDATE schemas SET seq = $1, document = $2::jsonb, compiled = $3::jsonb
+		WHERE domain_id = lb_domain() AND branch_id = $4`, h.seq, string(docBody), string(compiled), b.ID)
+	for _, sql := range refreshStatements(domainID, b.ID, oldSch, newSch) {
+		batch.Queue(sql)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		if errors.Is(err, ErrHeadMoved) {
+			return nil, ErrHeadMoved
+		}
+		return nil, fmt.Errorf("write schema: %w", err)
+	}
+	if p.cfg.OnSchemaChange != nil {
+		if err := p.cfg.OnSchemaChange(ctx, tx, domainID, b.ID, oldSch, newSch); err != nil {
+			return nil, fmt.Errorf("after schema change: %w", err)
+		}
+	}
+	return &Result{Revision: h.id, Seq: h.seq, Parents: h.parents, Changes: 1}, nil
+}
+
+// PutSchemaLocked replaces the schema of branch b as one step of the
+// caller's transaction tx, which holds b's ref lock: the same checks and
+// writes as PutSchema, one schema Revision.
+func (p *Pipeline) PutSchemaLocked(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, document json.RawMessage, author, message string) (*Result, error) {
+	var ps problemSet
+	doc, dps := schema.Parse(document)
+	for _, d := range dps {
+		ps.bad(-1, d.Field, d.Code, "%s", d.Message)
+	}
+	if !ps.empty() {
+		return nil, ps.err()
+	}
+	newSch, cps := schema.Compile(doc)
+	for _, c := range cps {
+		ps.add(-1, c.Field, c.Code, "%s", c.Message)
+	}
+	if !ps.empty() {
+		e := ps.err().(*lberr.Error)
+		e.Title = "invalid schema"
+		return nil, e
+	}
+	raw, err := decodeJSON(document)
+	if err != nil {
+		return nil, store.Invalid("", schema.CodeInvalidJSON, "The schema document is not valid JSON.")
+	}
+	docBody, err := CanonicalJSON(raw)
+	if err != nil {
+		return nil, store.Invalid("", schema.CodeInvalidJSON, "The schema document is not valid JSON.")
+	}
+	compiled, err := json.Marshal(newSch)
+	if err != nil {
+		return nil, fmt.Errorf("encode compiled schema: %w", err)
+	}
+	if err := customPlans(ctx, tx); err != nil {
+		return nil, err
+	}
+	return p.writeSchema(ctx, tx, domainID, b, newSch, docBody, compiled, author, message, &ps)
 }
 
 // refreshStatements rewrites the title and search vector of the existing
@@ -197,7 +243,7 @@ func searchAttrs(k *schema.Kind) []string {
 
 // checkCompatible runs one Diff check against the branch's data and returns
 // a Problem naming an example when the data violates it.
-func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, oldSch, newSch *schema.Schema, c schema.Check) (*store.Problem, error) {
+func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, oldSch, newSch *schema.Schema, c schema.Check) (*lberr.Problem, error) {
 	D, B := ilit(domainID), ilit(branchID)
 	recs := `FROM mat_records WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND kind = ` + lit(c.Kind)
 	one := func(sql string, args ...any) (string, bool, error) {
@@ -218,8 +264,8 @@ func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, o
 	if c.Relation != "" {
 		field = "relations." + c.Relation
 	}
-	prob := func(format string, args ...any) *store.Problem {
-		return &store.Problem{Field: field, Code: c.Reason, Message: fmt.Sprintf(format, args...)}
+	prob := func(format string, args ...any) *lberr.Problem {
+		return &lberr.Problem{Field: field, Code: c.Reason, Message: fmt.Sprintf(format, args...)}
 	}
 	attr := "values -> " + lit(c.Attribute)
 	text := "values ->> " + lit(c.Attribute)
@@ -298,7 +344,7 @@ func checkCompatible(ctx context.Context, tx pgx.Tx, domainID, branchID int32, o
 // its new type. A value passes when the new type accepts it unchanged (its
 // normalized form is the stored form). Changes to or from ref are refused
 // while values exist, since they add or remove foreign-key Links.
-func checkTypeChange(ctx context.Context, tx pgx.Tx, recs string, oldSch, newSch *schema.Schema, c schema.Check, prob func(string, ...any) *store.Problem) (*store.Problem, error) {
+func checkTypeChange(ctx context.Context, tx pgx.Tx, recs string, oldSch, newSch *schema.Schema, c schema.Check, prob func(string, ...any) *lberr.Problem) (*lberr.Problem, error) {
 	nk := newSch.Kinds[c.Kind]
 	na, _ := nk.Attr(c.Attribute)
 	var oldType schema.Type

@@ -73,6 +73,24 @@ func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch) (*re
 	return h, nil
 }
 
+// addParents adds further parents (a merge's source head) after the
+// branch head, with their hashes.
+func (h *revisionHeader) addParents(ctx context.Context, tx pgx.Tx, domainID int32, ids []string) error {
+	for _, id := range ids {
+		var hash []byte
+		err := tx.QueryRow(ctx, `SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1`, id).Scan(&hash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("parent revision %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read parent revision %s: %w", id, err)
+		}
+		h.parents = append(h.parents, id)
+		h.parentHash = append(h.parentHash, hexOf(hash))
+	}
+	return nil
+}
+
 // seal computes the Revision's hash: sha256 of the canonical JSON of its
 // parents' hashes, its objects' hashes in change order, author, message and
 // provenance.
@@ -134,9 +152,12 @@ func anySlice(ms []map[string]any) []any {
 
 // write writes a validated commit: objects, the Revision, the materialized
 // Records, history and Links, and moves the ref.
-func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, st *state, changes []*change, req *Request, commitProv json.RawMessage, idemKey string) (*Result, error) {
+func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, st *state, changes []*change, req *Request, commitProv json.RawMessage, idemKey string, extraParents []string) (*Result, error) {
 	h, err := begin(ctx, tx, domainID, b)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.addParents(ctx, tx, domainID, extraParents); err != nil {
 		return nil, err
 	}
 	h.author, h.message, h.provenance = req.Author, req.Message, commitProv

@@ -40,6 +40,10 @@ type Report struct {
 	Branches *Branches `json:"branches,omitempty"`
 	// BranchesSkipped says why Branches is nil.
 	BranchesSkipped string `json:"branches_skipped,omitempty"`
+	// Merges is the Proposal measurement (nil: not run).
+	Merges *Merges `json:"merges,omitempty"`
+	// MergesSkipped says why Merges is nil.
+	MergesSkipped string `json:"merges_skipped,omitempty"`
 	// SearchWords tells how many Records the full-text search words match.
 	SearchWords *WordMatches `json:"search_words,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
@@ -164,6 +168,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	r.writeConcurrency(p)
 	r.writeBranches(p)
+	r.writeMerges(p)
 	var failures []string
 	for _, x := range append(rows, r.Writes...) {
 		if x.OwnerError != "" {

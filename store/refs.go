@@ -66,3 +66,35 @@ func LoadSchema(ctx context.Context, tx pgx.Tx, branchID int32) (*SchemaRow, err
 	}
 	return &s, nil
 }
+
+// ReadBranch reads a branch in a scoped transaction without locking it.
+func ReadBranch(ctx context.Context, tx pgx.Tx, name string) (*Branch, error) {
+	b, err := scanBranch(tx.QueryRow(ctx, `SELECT `+branchColumns+` FROM refs
+		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'`, name))
+	if err != nil {
+		return nil, fmt.Errorf("read branch %q: %w", name, err)
+	}
+	return b, nil
+}
+
+// ReadBranchByID reads a branch by its id in a scoped transaction without
+// locking it.
+func ReadBranchByID(ctx context.Context, tx pgx.Tx, id int32) (*Branch, error) {
+	b, err := scanBranch(tx.QueryRow(ctx, `SELECT `+branchColumns+` FROM refs
+		WHERE domain_id = lb_domain() AND id = $1 AND state <> 'deleting'`, id))
+	if err != nil {
+		return nil, fmt.Errorf("read branch %d: %w", id, err)
+	}
+	return b, nil
+}
+
+// ShareBranch reads a branch and locks its ref FOR SHARE until the
+// transaction ends: commits on it wait, reads and other sharers do not.
+func ShareBranch(ctx context.Context, tx pgx.Tx, name string) (*Branch, error) {
+	b, err := scanBranch(tx.QueryRow(ctx, `SELECT `+branchColumns+` FROM refs
+		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting' FOR SHARE`, name))
+	if err != nil {
+		return nil, fmt.Errorf("lock branch %q: %w", name, err)
+	}
+	return b, nil
+}

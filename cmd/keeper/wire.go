@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/jobs"
@@ -26,20 +27,22 @@ type parts struct {
 	river    *river.Client[pgx.Tx]
 	pipeline *commit.Pipeline
 	reader   *reads.Reader
+	merges   *merge.Engine
 	log      *slog.Logger
 	stop     time.Duration // jobs.stop_timeout
 }
 
 // assemble builds the River client that runs the jobs (index builds,
 // branch copies and deletions, batches sized by jobs.batch_target and
-// jobs.batch_contended), logging through log, and the pipeline whose
-// schema changes queue the per-Attribute index builds in the same
-// transaction.
+// jobs.batch_contended, and the merge.proposal job), logging through log;
+// the pipeline, whose schema changes queue the per-Attribute index builds in
+// the same transaction; and the merge engine, which queues merges past
+// merge.job_threshold through the same client.
 func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, error) {
-	client, err := jobs.NewClient(s.Pool, jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg)), nil, log)
-	if err != nil {
-		return nil, fmt.Errorf("create job client: %w", err)
-	}
+	workers := jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg))
+	// The hooks below call client once it exists: it is created after the
+	// merge worker, which needs the pipeline, is registered.
+	var client *river.Client[pgx.Tx]
 	cc := commit.ConfigFrom(cfg)
 	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
@@ -48,14 +51,22 @@ func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, erro
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}
 	cc.IndexName = jobs.IndexName
-	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, reads.ConfigFrom(cfg)),
+	pipeline := commit.New(s, cc)
+	jobs.AddMergeWorker(workers, merge.New(s, pipeline))
+	var err error
+	if client, err = jobs.NewClient(s.Pool, workers, nil, log); err != nil {
+		return nil, fmt.Errorf("create job client: %w", err)
+	}
+	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
+	return &parts{river: client, pipeline: pipeline, reader: reads.New(s, reads.ConfigFrom(cfg)), merges: merges,
 		log: log, stop: cfg.Jobs.StopTimeout}, nil
 }
 
-// server is the HTTP server over the parts, queueing branch jobs through
-// the same River client.
+// server is the HTTP server over the parts, queueing branch jobs and big
+// merges through the same River client.
 func (p *parts) server(cfg config.Config, s *store.Store) *keeper.Server {
-	return keeper.New(cfg, keeper.Parts{Store: s, Pipeline: p.pipeline, Reader: p.reader, Jobs: jobs.Queue(p.river), Log: p.log})
+	return keeper.New(cfg, keeper.Parts{Store: s, Pipeline: p.pipeline, Reader: p.reader, Merges: p.merges,
+		Jobs: jobs.Queue(p.river), Log: p.log})
 }
 
 // serveWith starts the job client, serves HTTP until ctx ends, then stops

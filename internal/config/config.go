@@ -15,6 +15,7 @@ type Config struct {
 	Write    Write
 	Jobs     Jobs
 	Branches Branches
+	Merge    Merge
 	Auth     Auth
 	// AdminToken is the bootstrap admin's bearer token; empty disables it.
 	AdminToken string
@@ -96,6 +97,11 @@ type Jobs struct {
 // Branches is the branches.* section.
 type Branches struct {
 	OverlayIndexThreshold int
+}
+
+// Merge is the merge.* section.
+type Merge struct {
+	JobThreshold int
 }
 
 // Auth is the auth.* section.

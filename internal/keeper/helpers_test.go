@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
@@ -60,8 +61,10 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	client := startJobs(t, s, logger)
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)),
-		Reader: reads.New(s, reads.ConfigFrom(cfg)), Jobs: jobs.Queue(client), Log: logger})
+	pipeline := commit.New(s, commit.ConfigFrom(cfg))
+	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
+	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
+		Merges: merges, Jobs: jobs.Queue(client), Log: logger})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
@@ -71,8 +74,10 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 // (branch copies and deletions complete in tests) until the test ends.
 func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
 	t.Helper()
+	workers := jobs.NewWorkers(s)
+	jobs.AddMergeWorker(workers, merge.New(s, commit.New(s, commit.Config{})))
 	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
-		Workers:           jobs.NewWorkers(s),
+		Workers:           workers,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
 		FetchCooldown:     10 * time.Millisecond,
 		FetchPollInterval: 50 * time.Millisecond,
@@ -262,7 +267,8 @@ func (e *env) rowCounts() map[string]int {
 
 // domainTables are the tables holding Domain data.
 var domainTables = []string{"tokens", "refs", "schemas", "revisions", "objects", "idempotency_keys",
-	"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon"}
+	"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon",
+	"merge_bases", "proposals", "proposal_resolutions"}
 
 // branchPath is the path of a branch, its name escaped.
 func branchPath(domain, branch string) string {

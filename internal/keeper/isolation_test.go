@@ -26,10 +26,25 @@ func TestDomainIsolation(t *testing.T) {
 	e := testServer(t)
 	seed := func(domain, word string) (admin, rev string) {
 		admin = e.withSupply(domain)
-		rev = e.commit(domain, "main", admin, commitBody("seed "+word,
+		e.commit(domain, "main", admin, commitBody("seed "+word,
 			put("Supplier", "S-1", map[string]any{"name": "Acme " + word, "country": "DE", "vat": "V1"}),
 			put("Part", "P-1", map[string]any{"name": "Bolt " + word, "maker": "S-1"}),
 			map[string]any{"op": "link", "relation": "supplied_by", "from": "P-1", "to": "S-1"}))
+		// A Proposal with a resolved conflict, merged: rows in the
+		// Proposal tables and the merge base of each Domain.
+		e.createBranchReq(domain, admin, map[string]any{"name": "agent/x", "from": "main"})
+		patchCountry := func(branch, country string) {
+			e.commit(domain, branch, admin, commitBody("c", map[string]any{"op": "patch", "key": "S-1", "values": map[string]any{"country": country}}))
+		}
+		patchCountry("agent/x", "FR")
+		patchCountry("main", "NL")
+		var p proposalView
+		e.must(http.StatusCreated, "POST", proposalsPath(domain), admin, map[string]any{"title": "t", "source": "agent/x", "target": "main"}).Decode(t, &p)
+		c := e.conflicts(domain, p.ID, admin)[0]
+		e.must(http.StatusOK, "PUT", proposalsPath(domain)+"/"+p.ID+"/conflicts/"+c.ID+"/resolution", admin,
+			map[string]any{"choice": "source", "fingerprint": c.Fingerprint})
+		e.must(http.StatusCreated, "POST", proposalsPath(domain)+"/"+p.ID+"/merge", admin, nil)
+		rev = e.head(domain, "main", admin)
 		return admin, rev
 	}
 	adminA, revA := seed("alpha", "shared")

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
@@ -34,6 +35,8 @@ type Server struct {
 	handler http.Handler
 	// branchJobs queues branch copies and deletions in their transactions.
 	branchJobs store.BranchJobs
+	// merges computes diffs and merges and keeps Proposals.
+	merges *merge.Engine
 }
 
 // Parts are what a Server serves with; cmd/keeper builds them.
@@ -41,6 +44,9 @@ type Parts struct {
 	Store    *store.Store
 	Pipeline *commit.Pipeline
 	Reader   *reads.Reader
+	// Merges computes diffs and merges and keeps Proposals; nil runs every
+	// merge in its request (no merge.proposal jobs).
+	Merges *merge.Engine
 	// Jobs queues branch copies and deletions in the request's transaction
 	// (jobs.Queue of the process's River client); without it, creating a
 	// copy branch and deleting a branch fail.
@@ -62,6 +68,10 @@ func New(cfg config.Config, p Parts) *Server {
 	}
 	if cfg.AdminToken != "" {
 		srv.adminHash = store.HashToken(cfg.AdminToken)
+	}
+	srv.merges = p.Merges
+	if srv.merges == nil {
+		srv.merges = merge.New(p.Store, p.Pipeline)
 	}
 	srv.handler = srv.routes()
 	return srv
@@ -112,6 +122,19 @@ func (s *Server) routes() http.Handler {
 				r.Get("/search", s.handle(s.search))
 				r.Get("/resolve", s.handle(s.resolve))
 				r.Get("/revisions", s.handle(s.listRevisions))
+				r.Get("/diff", s.handle(s.branchDiff))
+				r.Post("/merges", s.handle(s.postMerge))
+			})
+			r.Post("/proposals", s.handle(s.openProposal))
+			r.Get("/proposals", s.handle(s.listProposals))
+			r.Route("/proposals/{proposal}", func(r chi.Router) {
+				r.Get("/", s.handle(s.showProposal))
+				r.Get("/diff", s.handle(s.proposalDiff))
+				r.Get("/conflicts", s.handle(s.proposalConflicts))
+				r.Put("/conflicts/{conflict}/resolution", s.handle(s.resolveConflict))
+				r.Delete("/conflicts/{conflict}/resolution", s.handle(s.clearResolution))
+				r.Post("/merge", s.handle(s.mergeProposal))
+				r.Post("/close", s.handle(s.closeProposal))
 			})
 		})
 	})

@@ -54,6 +54,7 @@ func run() error {
 	branchRuns := fs.Int("branch-runs", 20, "overlays whose creation is timed")
 	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
+	skipMerges := fs.Bool("skip-merges", false, "leave out the Proposal and merge measurement")
 	_ = fs.Parse(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -157,6 +158,19 @@ func run() error {
 				return err
 			}
 			rep.BranchesSkipped = "failed: " + err.Error()
+		}
+	}
+	if *skipMerges {
+		rep.MergesSkipped = "--skip-merges"
+	} else {
+		fmt.Fprintln(os.Stderr, "bench: proposals and merges")
+		rep.Merges, err = w.MeasureMerges(ctx, perf.MergeOptions{Sizes: []int{1000, 10000},
+			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations}, Log: os.Stderr})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			rep.MergesSkipped = "failed: " + err.Error()
 		}
 	}
 	rep.LoadAverage = append(rep.LoadAverage, perf.ReadLoadAverage())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,6 +19,9 @@ type Request struct {
 	ExpectedHead *string         `json:"expected_head,omitempty"`
 	Provenance   json.RawMessage `json:"provenance,omitempty"`
 	Changes      []Change        `json:"changes"`
+	// IdempotencyScope is whose Idempotency-Key this is (Keeper: the
+	// token's id): keys of different scopes never meet.
+	IdempotencyScope string `json:"-"`
 }
 
 // Change is one operation of a commit: put, patch, delete, link or unlink.
@@ -65,7 +69,14 @@ type Config struct {
 	// gets per-Attribute indexes (branches.overlay_index_threshold); 0 is
 	// DefaultOverlayIndexThreshold, negative never.
 	OverlayIndexThreshold int
+	// IdempotencyTTL is how long an Idempotency-Key is remembered
+	// (write.idempotency_ttl); 0 is DefaultIdempotencyTTL.
+	IdempotencyTTL time.Duration
 }
+
+// DefaultIdempotencyTTL is how long an Idempotency-Key is remembered when
+// Config.IdempotencyTTL is 0.
+const DefaultIdempotencyTTL = 24 * time.Hour
 
 // Errors the pipeline returns besides *store.InvalidError (validation, 400/422)
 // and store.ErrNotFound (no such branch).
@@ -86,6 +97,9 @@ type Pipeline struct {
 func New(s *store.Store, cfg Config) *Pipeline {
 	if cfg.CopyThresholdRows <= 0 {
 		cfg.CopyThresholdRows = 500
+	}
+	if cfg.IdempotencyTTL <= 0 {
+		cfg.IdempotencyTTL = DefaultIdempotencyTTL
 	}
 	if cfg.MaxChanges <= 0 {
 		cfg.MaxChanges = 50000

@@ -132,7 +132,7 @@ var (
 	historyTable     = table{name: "mat_history", cols: []string{"key", "seq"}, seq: true}
 	linkHistoryTable = table{name: "mat_link_history", cols: []string{"from_key", "relation", "to_key", "seq"}, seq: true}
 	lexiconTable     = table{name: "mat_lexicon", cols: []string{"word"}}
-	idempotencyTable = table{name: "idempotency_keys", cols: []string{"key"}}
+	idempotencyTable = table{name: "idempotency_keys", cols: []string{"scope", "key"}}
 )
 
 // cursor is a keyset position within a table: the primary key columns of

@@ -38,6 +38,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 			return err
 		}
 		cfg.Database.URL = u
+		if cfg.Database.AppURL == "" {
+			pw, err := randomToken()
+			if err != nil {
+				return err
+			}
+			if cfg.Database.AppURL, err = pgtest.WithUser(u, "lorebase_request", pw); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(stdout, "PostgreSQL: %s (data in %s, removed on exit)\n", redact(u), c.Dir())
 	}
 	if cfg.AdminToken == "" {
@@ -48,11 +57,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := store.Migrate(ctx, cfg.Database.URL); err != nil {
 		return err
 	}
+	if cfg.Database.AppURL != "" {
+		if err := store.EnsureRequestRole(ctx, cfg.Database.URL, cfg.Database.AppURL); err != nil {
+			return err
+		}
+	}
 	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := checkRequestRole(ctx, s, log); err != nil {
+		return err
+	}
 	p, err := assemble(cfg, s)
 	if err != nil {
 		return err

@@ -335,6 +335,7 @@ func (s *Server) postCommit(w http.ResponseWriter, r *http.Request) error {
 	if req.Author == "" {
 		req.Author = p.name()
 	}
+	req.IdempotencyScope = p.scope()
 	res, err := s.commits.Commit(r.Context(), domainFrom(r.Context()).ID, name, &req, idem)
 	if err != nil {
 		return err

@@ -41,6 +41,8 @@ type Config struct {
 	Branches BranchesConfig `yaml:"branches"`
 	// Auth tunes authentication (auth.*).
 	Auth AuthConfig `yaml:"auth"`
+	// Quota holds the limits per Domain (quota.*).
+	Quota QuotaConfig `yaml:"quota"`
 	// AdminToken is the bootstrap admin's bearer token (admin_token); empty
 	// disables the bootstrap admin.
 	AdminToken string `yaml:"admin_token"`
@@ -52,8 +54,15 @@ type DatabaseConfig struct {
 	URL string `yaml:"url"`
 	// StatementTimeoutMS bounds every statement (database.statement_timeout_ms).
 	StatementTimeoutMS int `yaml:"statement_timeout_ms"`
-	// MaxConns is the pool size; 0 is pgxpool's default (database.max_conns).
+	// MaxConns is the request pool's size; 0 is pgxpool's default (database.max_conns).
 	MaxConns int `yaml:"max_conns"`
+	// AppURL is the request connections' URL (database.app_url): a login
+	// role that is a member of lorebase_app only. keeper migrate creates it.
+	// Empty: requests use the owner's connection with SET ROLE (weaker).
+	AppURL string `yaml:"app_url"`
+	// OwnerMaxConns is the owner's pool size: jobs, token lookups
+	// (database.owner_max_conns; 0 is pgxpool's default).
+	OwnerMaxConns int `yaml:"owner_max_conns"`
 }
 
 // HTTPConfig is the http.* section.
@@ -66,6 +75,14 @@ type HTTPConfig struct {
 	WriteTimeoutMS int `yaml:"write_timeout_ms"`
 	// ShutdownTimeoutMS bounds the graceful shutdown (http.shutdown_timeout_ms).
 	ShutdownTimeoutMS int `yaml:"shutdown_timeout_ms"`
+	// RequestTimeout is every request's deadline (http.request_timeout).
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// DomainConcurrency bounds the requests of one Domain in flight at
+	// once; more are answered 503 with Retry-After (http.domain_concurrency).
+	DomainConcurrency int `yaml:"domain_concurrency"`
+	// BodyConcurrency bounds the request bodies being read and decoded at
+	// once (http.body_concurrency).
+	BodyConcurrency int `yaml:"body_concurrency"`
 }
 
 // StoreConfig is the store.* section.
@@ -123,6 +140,8 @@ type WriteConfig struct {
 	CopyThresholdRows int `yaml:"copy_threshold_rows"`
 	// MaxChanges bounds the changes of one commit (write.max_changes).
 	MaxChanges int `yaml:"max_changes"`
+	// IdempotencyTTL is how long an Idempotency-Key is remembered (write.idempotency_ttl).
+	IdempotencyTTL time.Duration `yaml:"idempotency_ttl"`
 }
 
 // JobsConfig is the jobs.* section.
@@ -131,6 +150,27 @@ type JobsConfig struct {
 	BatchTargetMS int `yaml:"batch_target_ms"`
 	// BatchContendedMS is the target once a commit waited (jobs.batch_contended_ms).
 	BatchContendedMS int `yaml:"batch_contended_ms"`
+	// RescueStuckAfter: a running job not finished after this long is
+	// presumed dead (its Keeper killed) and run again (jobs.rescue_stuck_after).
+	RescueStuckAfter time.Duration `yaml:"rescue_stuck_after"`
+	// SweepInterval: how often branches left copying or deleting without a
+	// live job get their job again, and expired idempotency keys go
+	// (jobs.sweep_interval).
+	SweepInterval time.Duration `yaml:"sweep_interval"`
+	// Workers is the number of jobs run at once (jobs.workers).
+	Workers int `yaml:"workers"`
+}
+
+// QuotaConfig is the quota.* section: limits per Domain.
+type QuotaConfig struct {
+	// Branches bounds the branches of a Domain (quota.branches).
+	Branches int `yaml:"branches"`
+	// IndexedAttributes bounds the indexed and unique Attributes of a
+	// branch's schema (quota.indexed_attributes).
+	IndexedAttributes int `yaml:"indexed_attributes"`
+	// CopiesInFlight bounds the copy branches of a Domain still copying
+	// (quota.copies_in_flight).
+	CopiesInFlight int `yaml:"copies_in_flight"`
 }
 
 // AuthConfig is the auth.* section.
@@ -159,6 +199,9 @@ func DefaultConfig() Config {
 			ReadTimeoutMS:     60000,
 			WriteTimeoutMS:    120000,
 			ShutdownTimeoutMS: 20000,
+			RequestTimeout:    30 * time.Second,
+			DomainConcurrency: 32,
+			BodyConcurrency:   8,
 		},
 		Store:  StoreConfig{Reads: StoreReadsConfig{SearchCandidates: 1000}},
 		Search: SearchConfig{Partial: SearchPartialConfig{MinResults: 5, Candidates: 100}},
@@ -167,8 +210,10 @@ func DefaultConfig() Config {
 			Page:         PageLimitConfig{DefaultLimit: 50, MaxLimit: 1000},
 			Neighborhood: NeighborhoodConfig{MaxLimit: 1000, MaxDepth: 3},
 		},
-		Write:    WriteConfig{CopyThresholdRows: 500, MaxChanges: 50000},
-		Jobs:     JobsConfig{BatchTargetMS: 200, BatchContendedMS: 50},
+		Write: WriteConfig{CopyThresholdRows: 500, MaxChanges: 50000, IdempotencyTTL: 24 * time.Hour},
+		Jobs: JobsConfig{BatchTargetMS: 200, BatchContendedMS: 50, RescueStuckAfter: 2 * time.Minute,
+			SweepInterval: time.Minute, Workers: 2},
+		Quota:    QuotaConfig{Branches: 10000, IndexedAttributes: 64, CopiesInFlight: 4},
 		Branches: BranchesConfig{OverlayIndexThreshold: commit.DefaultOverlayIndexThreshold},
 		Auth:     AuthConfig{TokenCacheMS: 5000},
 	}
@@ -177,7 +222,7 @@ func DefaultConfig() Config {
 // configKey is one configuration key and where its value lives.
 type configKey struct {
 	name string // dotted key, e.g. "http.max_body_bytes"
-	ptr  any    // *string, *int or *int64
+	ptr  any    // *string, *int, *int64 or *time.Duration
 }
 
 // keys lists every key with a pointer into c.
@@ -187,10 +232,15 @@ func (c *Config) keys() []configKey {
 		{"database.url", &c.Database.URL},
 		{"database.statement_timeout_ms", &c.Database.StatementTimeoutMS},
 		{"database.max_conns", &c.Database.MaxConns},
+		{"database.app_url", &c.Database.AppURL},
+		{"database.owner_max_conns", &c.Database.OwnerMaxConns},
 		{"http.max_body_bytes", &c.HTTP.MaxBodyBytes},
 		{"http.read_timeout_ms", &c.HTTP.ReadTimeoutMS},
 		{"http.write_timeout_ms", &c.HTTP.WriteTimeoutMS},
 		{"http.shutdown_timeout_ms", &c.HTTP.ShutdownTimeoutMS},
+		{"http.request_timeout", &c.HTTP.RequestTimeout},
+		{"http.domain_concurrency", &c.HTTP.DomainConcurrency},
+		{"http.body_concurrency", &c.HTTP.BodyConcurrency},
 		{"store.reads.search_candidates", &c.Store.Reads.SearchCandidates},
 		{"search.partial.min_results", &c.Search.Partial.MinResults},
 		{"search.partial.candidates", &c.Search.Partial.Candidates},
@@ -201,8 +251,15 @@ func (c *Config) keys() []configKey {
 		{"read.neighborhood.max_depth", &c.Read.Neighborhood.MaxDepth},
 		{"write.copy_threshold_rows", &c.Write.CopyThresholdRows},
 		{"write.max_changes", &c.Write.MaxChanges},
+		{"write.idempotency_ttl", &c.Write.IdempotencyTTL},
 		{"jobs.batch_target_ms", &c.Jobs.BatchTargetMS},
 		{"jobs.batch_contended_ms", &c.Jobs.BatchContendedMS},
+		{"jobs.rescue_stuck_after", &c.Jobs.RescueStuckAfter},
+		{"jobs.sweep_interval", &c.Jobs.SweepInterval},
+		{"jobs.workers", &c.Jobs.Workers},
+		{"quota.branches", &c.Quota.Branches},
+		{"quota.indexed_attributes", &c.Quota.IndexedAttributes},
+		{"quota.copies_in_flight", &c.Quota.CopiesInFlight},
 		{"branches.overlay_index_threshold", &c.Branches.OverlayIndexThreshold},
 		{"auth.token_cache_ms", &c.Auth.TokenCacheMS},
 		{"admin_token", &c.AdminToken},
@@ -282,6 +339,13 @@ func (c *Config) applyEnv(getenv func(string) string) error {
 				continue
 			}
 			*p = n
+		case *time.Duration:
+			d, err := time.ParseDuration(strings.TrimSpace(v))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s (%s): %q is not a duration (for example 30s, 5m, 24h)", env, k.name, v))
+				continue
+			}
+			*p = d
 		}
 	}
 	return errors.Join(errs...)
@@ -324,6 +388,32 @@ func (c *Config) Validate() error {
 		{"jobs.batch_target_ms", c.Jobs.BatchTargetMS},
 		{"jobs.batch_contended_ms", c.Jobs.BatchContendedMS},
 		{"branches.overlay_index_threshold", c.Branches.OverlayIndexThreshold},
+		{"http.domain_concurrency", c.HTTP.DomainConcurrency},
+		{"http.body_concurrency", c.HTTP.BodyConcurrency},
+		{"jobs.workers", c.Jobs.Workers},
+		{"quota.branches", c.Quota.Branches},
+		{"quota.indexed_attributes", c.Quota.IndexedAttributes},
+		{"quota.copies_in_flight", c.Quota.CopiesInFlight},
+	}
+	durations := []struct {
+		key string
+		v   time.Duration
+	}{
+		{"http.request_timeout", c.HTTP.RequestTimeout},
+		{"write.idempotency_ttl", c.Write.IdempotencyTTL},
+		{"jobs.rescue_stuck_after", c.Jobs.RescueStuckAfter},
+		{"jobs.sweep_interval", c.Jobs.SweepInterval},
+	}
+	for _, d := range durations {
+		if d.v <= 0 {
+			bad(d.key, "must be a positive duration (for example 30s), got %s", d.v)
+		}
+	}
+	if c.Database.OwnerMaxConns < 0 || c.Database.OwnerMaxConns > 10000 {
+		bad("database.owner_max_conns", "must be between 0 (the driver's default) and 10000, got %d", c.Database.OwnerMaxConns)
+	}
+	if c.Database.AppURL != "" && c.Database.AppURL == c.Database.URL {
+		bad("database.app_url", "must log in as the request role, not as the owner of database.url")
 	}
 	for _, p := range positive {
 		if p.v <= 0 {
@@ -365,13 +455,15 @@ func (c *Config) StoreConfig() store.Config {
 	return store.Config{
 		StatementTimeout: time.Duration(c.Database.StatementTimeoutMS) * time.Millisecond,
 		MaxConns:         int32(c.Database.MaxConns),
+		OwnerMaxConns:    int32(c.Database.OwnerMaxConns),
+		AppURL:           c.Database.AppURL,
 	}
 }
 
 // CommitConfig is the commit pipeline's configuration.
 func (c *Config) CommitConfig() commit.Config {
 	return commit.Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
-		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold}
+		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold, IdempotencyTTL: c.Write.IdempotencyTTL}
 }
 
 // ReadsConfig is the reads' configuration.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,6 +45,7 @@ database:
   max_conns: 20
 http:
   max_body_bytes: 1048576
+  request_timeout: 7s
 store:
   reads:
     search_candidates: 500
@@ -67,6 +69,7 @@ admin_token: from-the-file-0123456789
 	require.Equal(t, 200, cfg.Read.Page.MaxLimit)
 	require.Equal(t, 300, cfg.Jobs.BatchTargetMS)
 	require.Equal(t, "from-the-file-0123456789", cfg.AdminToken)
+	require.Equal(t, 7*time.Second, cfg.HTTP.RequestTimeout)
 }
 
 func TestConfigEveryKeyHasAnEnvironmentVariable(t *testing.T) {
@@ -86,6 +89,10 @@ func TestConfigEveryKeyHasAnEnvironmentVariable(t *testing.T) {
 			env[keeper.EnvName(k)] = "4096"
 		case "jobs.batch_contended_ms":
 			env[keeper.EnvName(k)] = "11"
+		case "database.app_url":
+			env[keeper.EnvName(k)] = "postgres://request@x/y"
+		case "http.request_timeout", "write.idempotency_ttl", "jobs.rescue_stuck_after", "jobs.sweep_interval":
+			env[keeper.EnvName(k)] = "12s"
 		default:
 			env[keeper.EnvName(k)] = "12"
 		}
@@ -96,6 +103,8 @@ func TestConfigEveryKeyHasAnEnvironmentVariable(t *testing.T) {
 	require.Equal(t, 7, cfg.Database.MaxConns)
 	require.Equal(t, 12, cfg.Write.MaxChanges)
 	require.Equal(t, 11, cfg.Jobs.BatchContendedMS)
+	require.Equal(t, 12*time.Second, cfg.HTTP.RequestTimeout)
+	require.Equal(t, "postgres://request@x/y", cfg.Database.AppURL)
 	require.Equal(t, "LOREBASE_STORE_READS_SEARCH_CANDIDATES", keeper.EnvName("store.reads.search_candidates"))
 	require.Equal(t, "LOREBASE_DATABASE_URL", keeper.EnvName("database.url"))
 	require.Equal(t, "LOREBASE_ADMIN_TOKEN", keeper.EnvName("admin_token"))
@@ -119,6 +128,9 @@ func TestConfigErrors(t *testing.T) {
 		"short admin token":  {env: map[string]string{"LOREBASE_ADMIN_TOKEN": "short"}, want: "admin_token"},
 		"contended > target": {env: map[string]string{"LOREBASE_JOBS_BATCH_CONTENDED_MS": "500"}, want: "jobs.batch_contended_ms"},
 		"tiny body":          {env: map[string]string{"LOREBASE_HTTP_MAX_BODY_BYTES": "10"}, want: "http.max_body_bytes"},
+		"not a duration":     {env: map[string]string{"LOREBASE_HTTP_REQUEST_TIMEOUT": "30"}, want: "LOREBASE_HTTP_REQUEST_TIMEOUT"},
+		"zero duration":      {env: map[string]string{"LOREBASE_WRITE_IDEMPOTENCY_TTL": "0s"}, want: "write.idempotency_ttl"},
+		"duration in file":   {file: "http:\n  request_timeout: soon\n", want: `invalid duration "soon"`},
 	} {
 		path := ""
 		if c.file != "" {

@@ -81,6 +81,8 @@ func (s *Server) routes() http.Handler {
 			r.Use(s.withDomain)
 			r.Get("/", s.handle(s.showDomain))
 			r.Get("/revisions/{id}", s.handle(s.getRevision))
+			r.Get("/tokens", s.handle(s.listTokens))
+			r.Delete("/tokens/{id}", s.handle(s.revokeToken))
 			r.Get("/branches", s.handle(s.listBranches))
 			r.Post("/branches", s.handle(s.createBranch))
 			r.Route("/branches/{branch}", func(r chi.Router) {

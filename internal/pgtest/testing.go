@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -64,6 +65,15 @@ func (s *shared) init() {
 		s.err = fmt.Errorf("migrate template database: %w", err)
 		return
 	}
+	appURL, err := WithUser(tmplURL, RequestRole, requestPassword)
+	if err != nil {
+		s.err = err
+		return
+	}
+	if err := store.EnsureRequestRole(ctx, tmplURL, appURL); err != nil {
+		s.err = fmt.Errorf("create the request role: %w", err)
+		return
+	}
 	s.template = name
 }
 
@@ -108,6 +118,34 @@ func NewDatabase(t testing.TB) string {
 		t.Fatalf("pgtest: %v", err)
 	}
 	return u
+}
+
+// RequestRole is the login role of request connections in tests (roles
+// are cluster-wide: one serves every test database).
+const RequestRole = "lorebase_request"
+
+// requestPassword is RequestRole's password on servers that ask for one.
+const requestPassword = "lorebase-request-test"
+
+// AppURL is the request connection (database.app_url) of a test database
+// whose owner's URL is ownerURL: the same database as RequestRole.
+func AppURL(t testing.TB, ownerURL string) string {
+	t.Helper()
+	u, err := WithUser(ownerURL, RequestRole, requestPassword)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return u
+}
+
+// WithUser is connURL logging in as user with password.
+func WithUser(connURL, user, password string) (string, error) {
+	u, err := url.Parse(connURL)
+	if err != nil {
+		return "", fmt.Errorf("parse database URL: %w", err)
+	}
+	u.User = url.UserPassword(user, password)
+	return u.String(), nil
 }
 
 // CreateDatabase creates an empty database (no migrations) and returns its URL.

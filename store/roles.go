@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/internal/lberr"
 )
 
 // AppRole is the NOLOGIN role every request transaction runs as, subject to
@@ -52,12 +54,12 @@ func EnsureRequestRole(ctx context.Context, ownerURL, appURL string) error {
 		if ac.Password != "" {
 			stmt += " PASSWORD " + QuoteLiteral(ac.Password)
 		}
-		if _, err := conn.Exec(ctx, stmt); err != nil && !IsCode(err, pgerrcode.DuplicateObject) && !IsCode(err, pgerrcode.UniqueViolation) {
+		if _, err := conn.Exec(ctx, stmt); err != nil && !lberr.IsCode(err, pgerrcode.DuplicateObject) && !lberr.IsCode(err, pgerrcode.UniqueViolation) {
 			return fmt.Errorf("create request role %q (the owner needs CREATEROLE): %w", role, err)
 		}
 	}
 	if _, err := conn.Exec(ctx, "GRANT "+AppRole+" TO "+pgx.Identifier{role}.Sanitize()); err != nil &&
-		!IsCode(err, pgerrcode.DuplicateObject) && !IsCode(err, pgerrcode.UniqueViolation) {
+		!lberr.IsCode(err, pgerrcode.DuplicateObject) && !lberr.IsCode(err, pgerrcode.UniqueViolation) {
 		return fmt.Errorf("grant %s to %q: %w", AppRole, role, err)
 	}
 	return checkRequestRole(ctx, conn, role)

@@ -8,11 +8,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 // Config tunes the pools.
 type Config struct {
-	// StatementTimeout bounds every statement (database.statement_timeout_ms).
+	// StatementTimeout bounds every statement (database.statement_timeout).
 	StatementTimeout time.Duration
 	// MaxConns is the size of the request pool; 0 means pgxpool's default.
 	MaxConns int32
@@ -24,6 +25,12 @@ type Config struct {
 	// can never become the owner. Empty: requests use the owner's URL and
 	// switch to lorebase_app with SET ROLE, a weaker boundary.
 	AppURL string
+}
+
+// ConfigFrom is the pool's part of Keeper's configuration.
+func ConfigFrom(c config.Config) Config {
+	return Config{StatementTimeout: c.Database.StatementTimeout, MaxConns: int32(c.Database.MaxConns),
+		OwnerMaxConns: int32(c.Database.OwnerMaxConns), AppURL: c.Database.AppURL}
 }
 
 // Store is the database handle shared by Keeper, the commit pipeline, the

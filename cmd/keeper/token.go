@@ -48,7 +48,7 @@ func openDomain(ctx context.Context, fs *flag.FlagSet, config *string, domain *s
 	if err := requireDatabase(cfg); err != nil {
 		return nil, nil, err
 	}
-	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return nil, nil, err
 	}

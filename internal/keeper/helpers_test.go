@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
@@ -39,15 +40,15 @@ type env struct {
 	// Store is the server's store (owner pool), for SQL checks.
 	Store *store.Store
 	// Config is the server's configuration.
-	Config keeper.Config
+	Config config.Config
 }
 
 // testServer starts Keeper over a fresh migrated database, with the
 // configuration changed by opts, and stops it when the test ends.
-func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
+func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	cfg := keeper.DefaultConfig()
+	cfg := config.Default()
 	cfg.AdminToken = testAdminToken
 	for _, o := range opts {
 		o(&cfg)
@@ -59,12 +60,12 @@ func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
 		cfg.Database.AppURL = pgtest.AppURL(t, url)
 	}
 	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, url, cfg.StoreConfig())
+	s, err := store.Open(ctx, url, store.ConfigFrom(cfg))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	startJobs(t, s, logger)
-	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()), logger)
+	srv := keeper.New(cfg, s, commit.New(s, commit.ConfigFrom(cfg)), reads.New(s, reads.ConfigFrom(cfg)), logger)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/reads"
@@ -20,16 +21,16 @@ import (
 
 // another starts a second Keeper over the same database (its own pools and
 // token cache), as a second replica behind a load balancer would be.
-func (e *env) another(opts ...func(*keeper.Config)) *env {
+func (e *env) another(opts ...func(*config.Config)) *env {
 	e.t.Helper()
 	cfg := e.Config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s, err := store.Open(context.Background(), cfg.Database.URL, cfg.StoreConfig())
+	s, err := store.Open(context.Background(), cfg.Database.URL, store.ConfigFrom(cfg))
 	require.NoError(e.t, err)
 	e.t.Cleanup(s.Close)
-	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()), slog.New(slog.DiscardHandler))
+	srv := keeper.New(cfg, s, commit.New(s, commit.ConfigFrom(cfg)), reads.New(s, reads.ConfigFrom(cfg)), slog.New(slog.DiscardHandler))
 	hs := httptest.NewServer(srv.Handler())
 	e.t.Cleanup(hs.Close)
 	return &env{t: e.t, URL: hs.URL, Admin: e.Admin, Store: s, Config: cfg}
@@ -37,7 +38,7 @@ func (e *env) another(opts ...func(*keeper.Config)) *env {
 
 func TestTokenLifecycle(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) { c.Auth.TokenCacheMS = 60000 })
+	e := testServer(t, func(c *config.Config) { c.Auth.TokenCache = time.Minute })
 	admin := e.withSupply("alpha")
 	e.createDomain("beta")
 	betaAdmin := e.token("beta", "admin", "admin")
@@ -52,7 +53,7 @@ func TestTokenLifecycle(t *testing.T) {
 	require.WithinDuration(t, time.Now().Add(time.Hour), exp, time.Minute)
 
 	// Used once: last_used_at is set. A second Keeper with a short cache.
-	other := e.another(func(c *keeper.Config) { c.Auth.TokenCacheMS = 300 })
+	other := e.another(func(c *config.Config) { c.Auth.TokenCache = 300 * time.Millisecond })
 	e.must(http.StatusOK, "GET", branchPath("alpha", "main"), scout, nil)
 	other.must(http.StatusOK, "GET", branchPath("alpha", "main"), scout, nil)
 
@@ -188,7 +189,7 @@ func TestEnsureRequestRoleRefusesPowerfulRoles(t *testing.T) {
 // one writer's replay answers again; a key is forgotten after its TTL.
 func TestIdempotencyKeysPerToken(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) { c.Write.IdempotencyTTL = time.Second })
+	e := testServer(t, func(c *config.Config) { c.Write.IdempotencyTTL = time.Second })
 	admin := e.withSupply("alpha")
 	w1 := e.token("alpha", "w1", "writer")
 	w2 := e.token("alpha", "w2", "writer")

@@ -55,6 +55,9 @@ type Config struct {
 	CopyThresholdRows int
 	// MaxChanges bounds the changes of one commit.
 	MaxChanges int
+	// MaxIndexedAttributes bounds the indexed and unique Attributes of a
+	// schema (quota.indexed_attributes); 0 is no limit.
+	MaxIndexedAttributes int
 	// OnSchemaChange, when set, runs inside the transaction of a schema
 	// change after the new schema row is written (for example to queue the
 	// index builds the new schema needs). Its error rolls the change back.
@@ -121,7 +124,8 @@ func New(s *store.Store, cfg Config) *Pipeline {
 // are left unset).
 func ConfigFrom(c config.Config) Config {
 	return Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
-		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold, IdempotencyTTL: c.Write.IdempotencyTTL}
+		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold, IdempotencyTTL: c.Write.IdempotencyTTL,
+		MaxIndexedAttributes: c.Quota.IndexedAttributes}
 }
 
 // Commit applies a commit to a branch of the Domain, atomically.

@@ -48,3 +48,10 @@ CREATE INDEX idempotency_keys_branch_idx ON idempotency_keys (domain_id, branch_
 -- author, message, time, provenance and the changes with their own
 -- provenance). keeper verify checks each Revision by its version.
 ALTER TABLE revisions ADD COLUMN hash_version smallint NOT NULL DEFAULT 1;
+
+-- No SECURITY DEFINER function takes a Domain as a parameter: these three
+-- now read it from lb_domain() (migrations/functions/); their old
+-- signatures go.
+DROP FUNCTION IF EXISTS lb_require_record(integer, integer, text, bigint);
+DROP FUNCTION IF EXISTS lb_search_terms(integer, integer, text);
+DROP FUNCTION IF EXISTS lb_search_terms_levels(integer, integer[], text);

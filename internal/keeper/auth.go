@@ -171,7 +171,7 @@ func (s *Server) withDomain(next http.Handler) http.Handler {
 				return
 			}
 			d := &store.Domain{ID: p.token.DomainID, Name: p.token.Domain}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)))
+			s.limitDomain(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)), d.ID, next)
 			return
 		}
 		d, err := s.store.DomainByName(r.Context(), name)
@@ -183,6 +183,6 @@ func (s *Server) withDomain(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)))
+		s.limitDomain(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)), d.ID, next)
 	})
 }

@@ -34,6 +34,8 @@ type Server struct {
 	handler http.Handler
 	// branchJobs queues branch copies and deletions in their transactions.
 	branchJobs store.BranchJobs
+	// limits bound the work in flight per Domain and of large bodies.
+	limits *limits
 }
 
 // New returns a Server. cfg should have passed Validate; log may be nil
@@ -42,7 +44,8 @@ func New(cfg config.Config, s *store.Store, p *commit.Pipeline, r *reads.Reader,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	srv := &Server{cfg: cfg, store: s, commits: p, reads: r, log: log, metrics: newMetrics(s.Pool)}
+	srv := &Server{cfg: cfg, store: s, commits: p, reads: r, log: log, metrics: newMetrics(s),
+		limits: newLimits(cfg.HTTP.DomainConcurrency, cfg.HTTP.BodyConcurrency)}
 	if cfg.Auth.TokenCache > 0 {
 		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, cfg.Auth.TokenCache)
 	}
@@ -74,7 +77,7 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.withDeadline, s.limitBodies, s.authenticate)
 		r.Post("/domains", s.handle(s.createDomain))
 		r.Get("/domains", s.handle(s.listDomains))
 		r.Post("/tokens", s.handle(s.createToken))

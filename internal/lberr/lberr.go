@@ -38,9 +38,12 @@ const (
 	Unavailable
 	// Canceled: the caller went away.
 	Canceled
+	// TooMany: a quota of the Domain is used up; retry once something is
+	// freed (a copy finishes, a branch is deleted).
+	TooMany
 )
 
-var kindNames = [...]string{"internal", "invalid", "unprocessable", "not found", "conflict", "too large", "timeout", "unavailable", "canceled"}
+var kindNames = [...]string{"internal", "invalid", "unprocessable", "not found", "conflict", "too large", "timeout", "unavailable", "canceled", "too many"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

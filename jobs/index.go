@@ -139,6 +139,11 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 		return fmt.Errorf("build index: find the partition of domain %d: %w", a.DomainID, err)
 	}
 	name := IndexName(a.DomainID, a.BranchID, a.KindName, a.Attribute)
+	// A late build for a branch that is gone or being deleted does
+	// nothing: its index would outlive the branch.
+	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || !live {
+		return err
+	}
 	// Concurrent builds on one table deadlock each other (each waits for
 	// the other's snapshot): one build at a time, waiting with a try-lock so
 	// no statement waits on the lock while holding a snapshot.
@@ -185,7 +190,26 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
+	// The branch's deletion may have begun during the build, its delete
+	// job finding no index yet: drop it then.
+	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || live {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		return fmt.Errorf("drop index %s of a deleted branch: %w", name, err)
+	}
 	return nil
+}
+
+// branchLive reports whether a branch exists and is not being deleted.
+func branchLive(ctx context.Context, conn *pgxpool.Conn, domainID, branchID int32) (bool, error) {
+	var live bool
+	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 AND state <> 'deleting')`,
+		domainID, branchID).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("check branch %d of domain %d: %w", branchID, domainID, err)
+	}
+	return live, nil
 }
 
 // NewWorkers registers Lorebase's workers with the default Config.

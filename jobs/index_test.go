@@ -130,3 +130,35 @@ func explainAsApp(t *testing.T, s *store.Store, domainID int32, companion string
 	}))
 	return strings.Join(plan, "\n")
 }
+
+// TestLateIndexJobForADeletedBranchDoesNothing: a build that runs after its
+// branch was deleted (or while it is being deleted) creates no index.
+func TestLateIndexJobForADeletedBranchDoesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.CreateDomain(ctx, "late")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `INSERT INTO refs (domain_id, name, state) VALUES ($1, 'going', 'deleting') RETURNING id`, d.ID).Scan(&branch))
+	count := func() int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname = $1`,
+			jobs.IndexName(d.ID, branch, "Supplier", "country")).Scan(&n))
+		return n
+	}
+	a := jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}
+	require.NoError(t, jobs.BuildIndex(ctx, s, a))
+	require.Zero(t, count(), "no index for a branch being deleted")
+	_, err = s.Pool.Exec(ctx, `DELETE FROM refs WHERE domain_id = $1 AND id = $2`, d.ID, branch)
+	require.NoError(t, err)
+	require.NoError(t, jobs.BuildIndex(ctx, s, a))
+	require.Zero(t, count(), "no index for a branch that is gone")
+	// A live branch gets it (the check above can fail).
+	require.NoError(t, s.Pool.QueryRow(ctx, `INSERT INTO refs (domain_id, name) VALUES ($1, 'live') RETURNING id`, d.ID).Scan(&branch))
+	a.BranchID = branch
+	require.NoError(t, jobs.BuildIndex(ctx, s, a))
+	require.Equal(t, 1, count())
+}

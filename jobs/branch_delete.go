@@ -80,7 +80,11 @@ var ErrIndexBuildRunning = errors.New("an index build of the branch is running")
 func (dl *Deleter) Run(ctx context.Context, a BranchDeleteArgs) error {
 	cfg := dl.Config.withDefaults()
 	var sz *sizer
+	start := time.Now()
 	for {
+		if cfg.Slice > 0 && time.Since(start) > cfg.Slice {
+			return errSliceUsed
+		}
 		phase, err := dl.batch(ctx, a, cfg, &sz)
 		if errors.Is(err, errStopped) {
 			return nil
@@ -351,6 +355,9 @@ func (w *BranchDeleteWorker) Work(ctx context.Context, job *river.Job[BranchDele
 	err := w.deleter.Run(ctx, job.Args)
 	if errors.Is(err, ErrIndexBuildRunning) {
 		return river.JobSnooze(2 * time.Second)
+	}
+	if errors.Is(err, errSliceUsed) {
+		return river.JobSnooze(0)
 	}
 	return err
 }

@@ -228,7 +228,18 @@ func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 // NewClient builds a River client over the pool. With workers nil the
 // client only inserts; queues nil means the default queue with 2 workers.
 func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig) (*river.Client[pgx.Tx], error) {
-	cfg := &river.Config{Workers: workers}
+	return NewClientWith(pool, workers, queues, Config{})
+}
+
+// NewClientWith is NewClient with the job configuration: jc.Workers jobs
+// at once on the default queue (when queues is nil), and River's rescuer
+// set to jc.RescueStuckAfter, so a job whose Keeper was killed runs again
+// after that long instead of River's hour.
+func NewClientWith(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig, jc Config) (*river.Client[pgx.Tx], error) {
+	cfg := &river.Config{Workers: workers, RescueStuckJobsAfter: jc.RescueStuckAfter}
+	if jc.Workers > 0 && queues == nil && workers != nil {
+		queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: jc.Workers}}
+	}
 	if workers != nil {
 		if queues == nil {
 			queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}

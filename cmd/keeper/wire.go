@@ -27,6 +27,8 @@ type parts struct {
 	river    *river.Client[pgx.Tx]
 	pipeline *commit.Pipeline
 	reader   *reads.Reader
+	sweeper  *jobs.Sweeper
+	sweepInt time.Duration
 }
 
 // assemble builds the River client that runs the jobs (index builds,
@@ -36,8 +38,9 @@ type parts struct {
 // deletion queue their jobs through Keeper's own insert-only client, in the
 // request's transaction.
 func assemble(cfg config.Config, s *store.Store) (*parts, error) {
-	workers := jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg))
-	client, err := jobs.NewClient(s.Pool, workers, nil)
+	jc := jobs.ConfigFrom(cfg)
+	workers := jobs.NewWorkersWith(s, jc)
+	client, err := jobs.NewClientWith(s.Pool, workers, nil, jc)
 	if err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
@@ -49,7 +52,9 @@ func assemble(cfg config.Config, s *store.Store) (*parts, error) {
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}
 	cc.IndexName = jobs.IndexName
-	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, reads.ConfigFrom(cfg))}, nil
+	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, reads.ConfigFrom(cfg)),
+		sweeper:  &jobs.Sweeper{Store: s, Client: client, IdempotencyTTL: cfg.Write.IdempotencyTTL},
+		sweepInt: cfg.Jobs.SweepInterval}, nil
 }
 
 // serveWith starts the job client, serves HTTP until ctx ends, then stops
@@ -58,7 +63,18 @@ func (p *parts) serveWith(ctx context.Context, log *slog.Logger, serve func(cont
 	if err := p.river.Start(ctx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	// The sweep re-queues the job of any branch left copying or deleting
+	// without one (at start, then every jobs.sweep_interval).
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	p.sweeper.Log = log
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		p.sweeper.Run(sweepCtx, p.sweepInt)
+	}()
 	err := serve(ctx)
+	stopSweep()
+	<-swept
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownJobs)
 	defer cancel()
 	if serr := p.river.Stop(stopCtx); serr != nil {

@@ -237,6 +237,11 @@ func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]riv
 // after that long instead of River's hour.
 func NewClientWith(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig, jc Config) (*river.Client[pgx.Tx], error) {
 	cfg := &river.Config{Workers: workers, RescueStuckJobsAfter: jc.RescueStuckAfter}
+	if jc.RescueStuckAfter > 0 {
+		// Every Lorebase worker sets its own timeout; River requires the
+		// rescue delay to exceed the client's default one.
+		cfg.JobTimeout = -1
+	}
 	if jc.Workers > 0 && queues == nil && workers != nil {
 		queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: jc.Workers}}
 	}

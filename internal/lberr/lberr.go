@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 
 	"github.com/jackc/pgerrcode"
@@ -160,6 +162,12 @@ func KindOf(err error) Kind {
 	}
 	if k, ok := DatabaseKind(err); ok {
 		return k
+	}
+	// The connection to the database broke mid-statement (the server
+	// restarted or the network dropped): retrying later is all there is.
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return Unavailable
 	}
 	return Internal
 }

@@ -38,6 +38,17 @@ type Config struct {
 	Workers int
 }
 
+// runTimeout is the timeout of one copy or delete run: three quarters of
+// RescueStuckAfter (a run stops taking batches after Slice, a quarter), so
+// River's rescuer, at RescueStuckAfter, finds only runs whose Keeper died.
+// Without RescueStuckAfter, an hour.
+func runTimeout(c Config) time.Duration {
+	if c.RescueStuckAfter <= 0 {
+		return time.Hour
+	}
+	return c.RescueStuckAfter * 3 / 4
+}
+
 // errSliceUsed ends a run whose Slice is used up; the worker snoozes the
 // job so it runs again at once.
 var errSliceUsed = errors.New("job run used its time slice")

@@ -346,8 +346,10 @@ type BranchDeleteWorker struct {
 	deleter *Deleter
 }
 
-// Timeout lets a deletion run as long as it needs: every batch is bounded.
-func (w *BranchDeleteWorker) Timeout(*river.Job[BranchDeleteArgs]) time.Duration { return -1 }
+// Timeout bounds one run (runTimeout); see MaterializeWorker.Timeout.
+func (w *BranchDeleteWorker) Timeout(*river.Job[BranchDeleteArgs]) time.Duration {
+	return runTimeout(w.deleter.Config)
+}
 
 // Work deletes the branch; while an index build of the branch runs, the
 // job snoozes.

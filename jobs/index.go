@@ -109,8 +109,12 @@ type IndexWorker struct {
 	store *store.Store
 }
 
-// Timeout lets a build run as long as it needs (large partitions).
-func (w *IndexWorker) Timeout(*river.Job[IndexArgs]) time.Duration { return -1 }
+// indexTimeout bounds an index build. A build whose Keeper died is run
+// again once it passes (River never rescues a job without a timeout).
+const indexTimeout = time.Hour
+
+// Timeout bounds a build (indexTimeout).
+func (w *IndexWorker) Timeout(*river.Job[IndexArgs]) time.Duration { return indexTimeout }
 
 // Work builds the index. It is idempotent: an existing valid index is
 // kept; an invalid one left by an interrupted build is dropped and built

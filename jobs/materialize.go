@@ -412,9 +412,12 @@ type MaterializeWorker struct {
 	copier *Copier
 }
 
-// Timeout lets a copy run as long as it needs: every batch is bounded,
-// and a run ends (snoozes) after its time slice.
-func (w *MaterializeWorker) Timeout(*river.Job[MaterializeArgs]) time.Duration { return -1 }
+// Timeout bounds one run (runTimeout): a run snoozes after its time slice,
+// so only a run whose Keeper died outlives it, and River's rescuer runs it
+// again. (With no timeout River never rescues a job.)
+func (w *MaterializeWorker) Timeout(*river.Job[MaterializeArgs]) time.Duration {
+	return runTimeout(w.copier.Config)
+}
 
 // Work copies the branch, resuming from its stored progress; past its time
 // slice it snoozes to run again at once.

@@ -356,12 +356,13 @@ func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*Br
 		return nil, fmt.Errorf("show branch job: %w", err)
 	}
 	if b.Job != nil && len(errs) > 0 {
-		var e struct {
-			Error string `json:"error"`
+		// The job's own error text (SQL, internals) is for the server log
+		// and the operator, never for readers of the branch.
+		msg := fmt.Sprintf("attempt %d failed; the job is retried automatically", b.Job.Attempt)
+		if b.Job.State == "discarded" {
+			msg = "every attempt failed; the job is queued again by the next sweep"
 		}
-		if json.Unmarshal(errs[len(errs)-1], &e) == nil && e.Error != "" {
-			b.Job.LastError = &e.Error
-		}
+		b.Job.LastError = &msg
 	}
 	return b, nil
 }

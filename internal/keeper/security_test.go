@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,4 +220,42 @@ func TestIdempotencyKeysPerToken(t *testing.T) {
 	fresh := e.do("POST", path, w1, commitBody("three", put("Supplier", "S-3", map[string]any{"name": "Three"})), "Idempotency-Key", "k")
 	require.Equal(t, http.StatusCreated, fresh.Status, fresh.String())
 	require.Empty(t, fresh.Header.Get("Idempotent-Replayed"))
+}
+
+// TestBranchJobErrorIsNotShown: a job's own error (SQL, internals) never
+// reaches a reader of the branch; the branch says an attempt failed.
+func TestBranchJobErrorIsNotShown(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	admin := e.withSupply("alpha")
+	e.createBranchReq("alpha", admin, map[string]any{"name": "work", "from": "main"})
+	_, err := e.Store.Pool.Exec(context.Background(), `INSERT INTO river_job (kind, args, state, attempt, max_attempts, attempted_at, scheduled_at, errors)
+		SELECT $1, jsonb_build_object('domain_id', r.domain_id, 'branch_id', r.id), 'retryable', 1, 25, now(), now() + interval '1 hour',
+		       ARRAY[jsonb_build_object('at', now(), 'attempt', 1, 'error', 'ERROR: relation "mat_records_p3" secret internals (SQLSTATE 42P01)')]
+		FROM refs r WHERE r.name = 'work'`, store.MaterializeJobKind)
+	require.NoError(t, err)
+	r := e.must(http.StatusOK, "GET", branchPath("alpha", "work"), admin, nil)
+	require.NotContains(t, r.String(), "SQLSTATE")
+	require.NotContains(t, r.String(), "mat_records_p3")
+	require.Contains(t, r.String(), "attempt 1 failed")
+}
+
+// TestLongIndexedTextIsRefused: a text value of an indexed or unique
+// Attribute too long for its index is refused with 422 naming the change,
+// and nothing is written (it used to fail in the index with a 413).
+func TestLongIndexedTextIsRefused(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	admin := e.withSupply("alpha")
+	long := strings.Repeat("x", 2001)
+	before := e.rowCounts()
+	for _, attr := range []string{"country", "vat"} { // indexed, unique
+		r := e.must(http.StatusUnprocessableEntity, "POST", branchPath("alpha", "main")+"/commits", admin,
+			commitBody("long", put("Supplier", "S-1", map[string]any{"name": "Acme", attr: long})))
+		require.Contains(t, r.String(), "indexed or unique", attr)
+		require.Contains(t, r.String(), `"index":0`)
+	}
+	require.Equal(t, before, e.rowCounts())
+	// An Attribute neither indexed nor unique takes it.
+	e.commit("alpha", "main", admin, commitBody("long name", put("Supplier", "S-1", map[string]any{"name": long})))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -268,10 +269,26 @@ func (dl *Deleter) dropIndexes(ctx context.Context, a BranchDeleteArgs) error {
 		}
 		sort.Strings(names)
 	}
+	// And every index recorded for the branch (its schema may no longer
+	// name an Attribute that was indexed).
+	rows, err := dl.Store.Pool.Query(ctx, `SELECT name FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2`, a.DomainID, a.BranchID)
+	if err != nil {
+		return fmt.Errorf("read recorded indexes: %w", err)
+	}
+	recorded, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("read recorded indexes: %w", err)
+	}
+	names = append(names, recorded...)
+	sort.Strings(names)
+	names = slices.Compact(names)
 	if len(names) > 0 {
 		if err := dropIndexes(ctx, dl.Store, names); err != nil {
 			return err
 		}
+	}
+	if _, err := dl.Store.Pool.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2`, a.DomainID, a.BranchID); err != nil {
+		return fmt.Errorf("forget indexes: %w", err)
 	}
 	_, err = dl.Store.Pool.Exec(ctx, `UPDATE refs SET progress = jsonb_set(progress, '{phase}', '"ref"')
 		WHERE domain_id = $1 AND id = $2 AND state = 'deleting'`, a.DomainID, a.BranchID)

@@ -55,3 +55,30 @@ ALTER TABLE revisions ADD COLUMN hash_version smallint NOT NULL DEFAULT 1;
 DROP FUNCTION IF EXISTS lb_require_record(integer, integer, text, bigint);
 DROP FUNCTION IF EXISTS lb_search_terms(integer, integer, text);
 DROP FUNCTION IF EXISTS lb_search_terms_levels(integer, integer[], text);
+
+-- Every per-Attribute index (built by the store.index job) is recorded
+-- here, owner only: the branch delete job drops the recorded ones with
+-- their branch, and the store.index_drop job drops the index of an
+-- Attribute that stopped being indexed (or whose Kind went).
+CREATE TABLE attribute_indexes (
+    domain_id  int NOT NULL,
+    branch_id  int NOT NULL,
+    kind       text COLLATE "C" NOT NULL,
+    attribute  text COLLATE "C" NOT NULL,
+    name       text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (domain_id, branch_id, kind, attribute)
+);
+ALTER TABLE attribute_indexes ENABLE ROW LEVEL SECURITY;
+CREATE POLICY domain_isolation ON attribute_indexes USING (domain_id = lb_domain()) WITH CHECK (domain_id = lb_domain());
+
+-- The indexes built before this table existed.
+INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name)
+SELECT s.domain_id, s.branch_id, k.key, a ->> 'name', x.name
+  FROM schemas s
+ CROSS JOIN LATERAL jsonb_each(s.compiled -> 'kinds') k
+ CROSS JOIN LATERAL jsonb_array_elements(k.value -> 'attributes') a
+ CROSS JOIN LATERAL (SELECT 'mat_records_attr_' || left(encode(sha256(convert_to(
+          s.domain_id || ':' || s.branch_id || ':' || k.key || ':' || (a ->> 'name'), 'UTF8')), 'hex'), 24) AS name) x
+ WHERE EXISTS (SELECT 1 FROM pg_class c WHERE c.relname = x.name AND c.relnamespace = current_schema()::regnamespace)
+ON CONFLICT DO NOTHING;

@@ -25,12 +25,16 @@ type Config struct {
 	// can never become the owner. Empty: requests use the owner's URL and
 	// switch to lorebase_app with SET ROLE, a weaker boundary.
 	AppURL string
+	// AtMaxChanges bounds the changes a read as of a Revision may replay
+	// (read.at_max_changes; the session setting lorebase.at_max_changes of
+	// request connections); 0 leaves the functions' default (100000).
+	AtMaxChanges int
 }
 
 // ConfigFrom is the pool's part of Keeper's configuration.
 func ConfigFrom(c config.Config) Config {
 	return Config{StatementTimeout: c.Database.StatementTimeout, MaxConns: int32(c.Database.MaxConns),
-		OwnerMaxConns: int32(c.Database.OwnerMaxConns), AppURL: c.Database.AppURL}
+		OwnerMaxConns: int32(c.Database.OwnerMaxConns), AppURL: c.Database.AppURL, AtMaxChanges: c.Read.AtMaxChanges}
 }
 
 // Store is the database handle shared by Keeper, the commit pipeline, the
@@ -52,7 +56,7 @@ type Store struct {
 // Open creates the owner's pool and the request pool and checks that the
 // database answers on both.
 func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
-	owner, err := openPool(ctx, url, cfg.OwnerMaxConns, cfg.StatementTimeout, "lorebase-owner")
+	owner, err := openPool(ctx, url, cfg.OwnerMaxConns, cfg.StatementTimeout, "lorebase-owner", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +64,11 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	if cfg.AppURL != "" {
 		reqURL = cfg.AppURL
 	}
-	requests, err := openPool(ctx, reqURL, cfg.MaxConns, cfg.StatementTimeout, "lorebase")
+	var params map[string]string
+	if cfg.AtMaxChanges > 0 {
+		params = map[string]string{"lorebase.at_max_changes": strconv.Itoa(cfg.AtMaxChanges)}
+	}
+	requests, err := openPool(ctx, reqURL, cfg.MaxConns, cfg.StatementTimeout, "lorebase", params)
 	if err != nil {
 		owner.Close()
 		return nil, fmt.Errorf("request pool: %w", err)
@@ -68,7 +76,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	return &Store{Pool: owner, Requests: requests, SeparateRequestRole: cfg.AppURL != ""}, nil
 }
 
-func openPool(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration, app string) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration, app string, params map[string]string) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
@@ -82,6 +90,9 @@ func openPool(ctx context.Context, url string, maxConns int32, statementTimeout 
 	}
 	rp["jit"] = "off"
 	rp["application_name"] = app
+	for k, v := range params {
+		rp[k] = v
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)

@@ -73,6 +73,8 @@ type Read struct {
 	History      Limit
 	Page         PageLimit
 	Neighborhood Neighborhood
+	// AtMaxChanges bounds the changes a read as of a Revision replays.
+	AtMaxChanges int
 }
 
 // Limit holds a default page size.

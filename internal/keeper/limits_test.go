@@ -3,6 +3,7 @@ package keeper_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,4 +105,25 @@ func TestDomainConcurrencyLimit(t *testing.T) {
 	require.Equal(t, http.StatusOK, (<-done).Status)
 	require.Equal(t, http.StatusOK, (<-betaDone).Status)
 	e.must(http.StatusOK, "GET", branchPath("alpha", "main")+"/records?kind=Supplier", adminA, nil)
+}
+
+// TestAtReadsAreBounded: a read as of a Revision replays the changes made
+// since it; past read.at_max_changes it is refused with 422 naming at=,
+// before any of that history is expanded.
+func TestAtReadsAreBounded(t *testing.T) {
+	t.Parallel()
+	e := testServer(t, func(c *config.Config) { c.Read.AtMaxChanges = 3 })
+	admin := e.withSupply("alpha")
+	var revs []string
+	for i := range 5 {
+		revs = append(revs, e.commit("alpha", "main", admin, commitBody("c",
+			put("Supplier", "S-"+strconv.Itoa(i), map[string]any{"name": "Acme " + strconv.Itoa(i)}))))
+	}
+	bp := branchPath("alpha", "main")
+	for _, path := range []string{"/records?kind=Supplier&at=", "/records/S-0?at=", "/search?q=acme&at=", "/records/S-0/links?at="} {
+		r := e.must(http.StatusUnprocessableEntity, "GET", bp+path+revs[0], admin, nil)
+		require.Equal(t, "at", problemField(t, r), path)
+		require.Contains(t, r.String(), "read.at_max_changes")
+		e.must(http.StatusOK, "GET", bp+path+revs[2], admin, nil) // two changes since
+	}
 }

@@ -2,6 +2,7 @@ package keeper_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -126,4 +127,50 @@ func TestAtReadsAreBounded(t *testing.T) {
 		require.Contains(t, r.String(), "read.at_max_changes")
 		e.must(http.StatusOK, "GET", bp+path+revs[2], admin, nil) // two changes since
 	}
+}
+
+// TestLargeBodiesTakeTurns: with http.body_concurrency 1, a large body
+// being sent slowly holds the only turn; another large body waits no
+// longer than its deadline and is answered 503 with Retry-After, while a
+// small request goes through.
+func TestLargeBodiesTakeTurns(t *testing.T) {
+	t.Parallel()
+	e := testServer(t, func(c *config.Config) {
+		c.HTTP.BodyConcurrency = 1
+		c.HTTP.RequestTimeout = 800 * time.Millisecond
+	})
+	admin := e.withSupply("alpha")
+	path := branchPath("alpha", "main") + "/commits"
+
+	// A 2 MiB body of which only the first bytes arrive.
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("POST", e.URL+path, pr)
+	require.NoError(t, err)
+	req.ContentLength = 2 << 20
+	req.Header.Set("Authorization", "Bearer "+admin)
+	slow := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			slow <- 0
+			return
+		}
+		resp.Body.Close()
+		slow <- resp.StatusCode
+	}()
+	_, err = pw.Write([]byte(`{"message": "slow", "changes": [`))
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+
+	big := `{"message": "big", "author": "t", "changes": [], "provenance": {"pad": "` + strings.Repeat("x", 1<<20+10) + `"}}`
+	start := time.Now()
+	r := e.do("POST", path, admin, big)
+	require.Equal(t, http.StatusServiceUnavailable, r.Status, r.String())
+	require.NotEmpty(t, r.Header.Get("Retry-After"))
+	require.Contains(t, r.String(), "body_concurrency")
+	require.Less(t, time.Since(start), 3*time.Second)
+	// Small bodies do not wait for a turn.
+	e.commit("alpha", "main", admin, commitBody("small", put("Supplier", "S-1", map[string]any{"name": "Acme"})))
+	pw.CloseWithError(io.ErrUnexpectedEOF)
+	<-slow
 }

@@ -157,9 +157,11 @@ func TestKill9DuringCopyAndDelete(t *testing.T) {
 	k.kill9()
 	state, done := batches("work")
 	require.Equal(t, store.StateCopying, state, "killed mid-copy (after %v batches)", done)
+	restarted := time.Now()
 	k.start()
 	require.Eventually(t, func() bool { s, _ := batches("work"); return s == store.StateReady }, 3*time.Minute, 200*time.Millisecond,
 		"the copy finishes after the restart: %s", k.log)
+	t.Logf("copy killed after %v batches; ready %v after the restart", done, time.Since(restarted))
 	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history"} {
 		require.Equal(t, count(tbl, "main"), count(tbl, "work"), "%s: every row exactly once", tbl)
 	}
@@ -173,9 +175,11 @@ func TestKill9DuringCopyAndDelete(t *testing.T) {
 	state, _ = batches("work")
 	require.Equal(t, store.StateDeleting, state, "killed mid-deletion")
 	require.Positive(t, count("mat_records", "work")+count("mat_history", "work"), "rows left to delete")
+	restarted = time.Now()
 	k.start()
 	require.Eventually(t, func() bool { s, _ := batches("work"); return s == "" }, 3*time.Minute, 200*time.Millisecond,
 		"the deletion finishes after the restart: %s", k.log)
+	t.Logf("deletion gone %v after the restart", time.Since(restarted))
 	var left int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM mat_records WHERE branch_id NOT IN (SELECT id FROM refs))
 		+ (SELECT count(*) FROM mat_history WHERE branch_id NOT IN (SELECT id FROM refs))

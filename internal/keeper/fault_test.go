@@ -30,7 +30,9 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	c, err := pgtest.Start(ctx, pgtest.StartOptions{})
+	// Durable: a crash must not lose committed transactions (the test
+	// clusters otherwise run with fsync and synchronous_commit off).
+	c, err := pgtest.Start(ctx, pgtest.StartOptions{Durable: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Stop() })
 	url, err := pgtest.CreateDatabase(ctx, c.URL, "lorebase")
@@ -39,6 +41,12 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	appURL := pgtest.AppURL(t, url)
 	require.NoError(t, store.EnsureRequestRole(ctx, url, appURL))
 
+	var logBuf lockedBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", logBuf.String())
+		}
+	})
 	cfg := config.Default()
 	cfg.AdminToken = testAdminToken
 	cfg.Database.URL, cfg.Database.AppURL = url, appURL
@@ -48,7 +56,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	srv := keeper.New(cfg, s, commit.New(s, commit.ConfigFrom(cfg)), reads.New(s, reads.ConfigFrom(cfg)),
-		slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelError})))
+		slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	e := &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
@@ -93,11 +101,14 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	during := statuses[http.StatusServiceUnavailable]
 	mu.Unlock()
 	require.NoError(t, c.Resume(ctx))
+	resumed := time.Now()
 	down.Store(false)
 	// Recovery: reads succeed again by themselves.
 	require.Eventually(t, func() bool {
 		return e.doNoFail("GET", path, admin, nil).Status == http.StatusOK
 	}, 20*time.Second, 100*time.Millisecond)
+	t.Logf("answers while down and after: %v; slowest answer while down %v; first 200 %v after PostgreSQL answered again",
+		statuses, slowest, time.Since(resumed))
 	close(stop)
 	wg.Wait()
 
@@ -107,4 +118,26 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	require.Less(t, slowest, cfg.HTTP.RequestTimeout+2*time.Second, "no request hung past its deadline")
 	e.must(http.StatusOK, "GET", path, admin, nil)
 	e.commit("alpha", "main", admin, commitBody("after", put("Supplier", "S-2", map[string]any{"name": "Bolt"})))
+}
+
+// lockedBuffer is a log sink safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.buf) > 20000 {
+		return "…" + string(b.buf[len(b.buf)-20000:])
+	}
+	return string(b.buf)
 }

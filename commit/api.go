@@ -3,6 +3,7 @@ package commit
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,6 +20,9 @@ type Request struct {
 	ExpectedHead *string         `json:"expected_head,omitempty"`
 	Provenance   json.RawMessage `json:"provenance,omitempty"`
 	Changes      []Change        `json:"changes"`
+	// IdempotencyScope is whose Idempotency-Key this is (Keeper: the
+	// token's id): keys of different scopes never meet.
+	IdempotencyScope string `json:"-"`
 }
 
 // Change is one operation of a commit: put, patch, delete, link or unlink.
@@ -51,6 +55,9 @@ type Config struct {
 	CopyThresholdRows int
 	// MaxChanges bounds the changes of one commit.
 	MaxChanges int
+	// MaxIndexedAttributes bounds the indexed and unique Attributes of a
+	// schema (quota.indexed_attributes); 0 is no limit.
+	MaxIndexedAttributes int
 	// OnSchemaChange, when set, runs inside the transaction of a schema
 	// change after the new schema row is written (for example to queue the
 	// index builds the new schema needs). Its error rolls the change back.
@@ -69,7 +76,14 @@ type Config struct {
 	// docs/branches.md has the measurement behind the default); 0 is the
 	// default, negative never.
 	OverlayIndexThreshold int
+	// IdempotencyTTL is how long an Idempotency-Key is remembered
+	// (write.idempotency_ttl); 0 is DefaultIdempotencyTTL.
+	IdempotencyTTL time.Duration
 }
+
+// DefaultIdempotencyTTL is how long an Idempotency-Key is remembered when
+// Config.IdempotencyTTL is 0.
+const DefaultIdempotencyTTL = 24 * time.Hour
 
 // Errors the pipeline returns besides *lberr.Error (validation: Invalid or
 // Unprocessable) and store.ErrNotFound (no such branch).
@@ -94,6 +108,9 @@ func New(s *store.Store, cfg Config) *Pipeline {
 	if cfg.CopyThresholdRows <= 0 {
 		cfg.CopyThresholdRows = def.CopyThresholdRows
 	}
+	if cfg.IdempotencyTTL <= 0 {
+		cfg.IdempotencyTTL = DefaultIdempotencyTTL
+	}
 	if cfg.MaxChanges <= 0 {
 		cfg.MaxChanges = def.MaxChanges
 	}
@@ -107,7 +124,8 @@ func New(s *store.Store, cfg Config) *Pipeline {
 // are left unset).
 func ConfigFrom(c config.Config) Config {
 	return Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
-		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold}
+		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold, IdempotencyTTL: c.Write.IdempotencyTTL,
+		MaxIndexedAttributes: c.Quota.IndexedAttributes}
 }
 
 // Commit applies a commit to a branch of the Domain, atomically.

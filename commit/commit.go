@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
@@ -160,7 +161,7 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 			return err
 		}
 		if idemKey != "" {
-			prev, err := claimIdempotencyKey(ctx, tx, idemKey, b.ID, reqHash)
+			prev, err := claimIdempotencyKey(ctx, tx, req.IdempotencyScope, idemKey, b.ID, reqHash, p.cfg.IdempotencyTTL)
 			if err != nil {
 				return err
 			}
@@ -246,12 +247,16 @@ func loadSchema(ctx context.Context, tx pgx.Tx, branchID int32) (*schema.Schema,
 // request answers again; another request under the key is
 // ErrIdempotencyReused. A new key is inserted now (its answer is filled in
 // when the commit lands), so a concurrent request with the same key waits
-// for this transaction and then finds it.
-func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, key string, branchID int32, reqHash []byte) (*Result, error) {
+// for this transaction and then finds it. Keys live in their scope (the
+// token that sent them) and are forgotten after ttl: an older entry is
+// taken over as if new.
+func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, scope, key string, branchID int32, reqHash []byte, ttl time.Duration) (*Result, error) {
+	secs := ttl.Seconds()
 	lookup := func() (*Result, bool, error) {
 		var hash, resp []byte
 		err := tx.QueryRow(ctx, `SELECT request_hash, response FROM idempotency_keys
-			WHERE domain_id = lb_domain() AND key = $1`, key).Scan(&hash, &resp)
+			WHERE domain_id = lb_domain() AND scope = $2 AND key = $1
+			  AND created_at > now() - make_interval(secs => $3)`, key, scope, secs).Scan(&hash, &resp)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, false, nil
 		}
@@ -271,8 +276,12 @@ func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, key string, branchID in
 	if r, found, err := lookup(); found || err != nil {
 		return r, err
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (domain_id, key, branch_id, request_hash, status, response)
-		VALUES (lb_domain(), $1, $2, $3, 0, '{}') ON CONFLICT (domain_id, key) DO NOTHING`, key, branchID, reqHash)
+	tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (domain_id, scope, key, branch_id, request_hash, status, response)
+		VALUES (lb_domain(), $4, $1, $2, $3, 0, '{}')
+		ON CONFLICT (domain_id, scope, key) DO UPDATE
+		   SET branch_id = EXCLUDED.branch_id, request_hash = EXCLUDED.request_hash,
+		       status = 0, response = '{}', created_at = now()
+		 WHERE idempotency_keys.created_at <= now() - make_interval(secs => $5)`, key, branchID, reqHash, scope, secs)
 	if err != nil {
 		return nil, fmt.Errorf("claim idempotency key: %w", err)
 	}

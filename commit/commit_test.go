@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
@@ -125,63 +127,77 @@ func TestHashChain(t *testing.T) {
 	b.commit(t, patch("S-1", `{"country": "FR"}`))
 	_, err := b.p.Commit(b.ctx, b.domain, "main", &commit.Request{Message: "with provenance", Author: "agent:x",
 		Provenance: json.RawMessage(`{"tool": "web.fetch", "confidence": 0.9}`),
-		Changes:    []commit.Change{patch("S-2", `{"country": "NL"}`)}}, "")
+		Changes: []commit.Change{{Op: "patch", Key: "S-2", Values: json.RawMessage(`{"country": "NL"}`),
+			Provenance: json.RawMessage(`{"source": "https://example.com/nl", "confidence": 5e-1}`)}}}, "")
 	require.NoError(t, err)
 
-	rows, err := b.store.Pool.Query(b.ctx, `SELECT id, parents, author, message, provenance, changes, hash FROM revisions
-		WHERE domain_id = $1 ORDER BY seq`, b.domain)
+	type revRow struct {
+		id, author, message string
+		seq                 int64
+		branch              int32
+		parents             []string
+		at                  time.Time
+		prov, changes, hash []byte
+		version             int16
+	}
+	rows, err := b.store.Pool.Query(b.ctx, `SELECT id, seq, branch_id, parents, author, message, at, provenance, changes, hash, hash_version
+		FROM revisions WHERE domain_id = $1 ORDER BY seq`, b.domain)
 	require.NoError(t, err)
+	revs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (revRow, error) {
+		var x revRow
+		err := r.Scan(&x.id, &x.seq, &x.branch, &x.parents, &x.author, &x.message, &x.at, &x.prov, &x.changes, &x.hash, &x.version)
+		return x, err
+	})
+	require.NoError(t, err)
+	require.Len(t, revs, 4)
+
+	// Each hash is sha256 of the canonical JSON of everything the Revision
+	// says, its parents' hashes included (version 2).
 	hashes := map[string]string{}
 	var prev string
-	n := 0
-	for rows.Next() {
-		var id, author, message string
-		var parents []string
-		var prov, changes []byte
-		var hash []byte
-		require.NoError(t, rows.Scan(&id, &parents, &author, &message, &prov, &changes, &hash))
+	for _, x := range revs {
+		require.EqualValues(t, commit.HashVersion, x.version)
 		if prev != "" {
-			require.Equal(t, []string{prev}, parents)
+			require.Equal(t, []string{prev}, x.parents)
 		} else {
-			require.Empty(t, parents)
+			require.Empty(t, x.parents)
 		}
-		var cs []map[string]any
-		require.NoError(t, json.Unmarshal(changes, &cs))
-		objects := []any{}
-		for _, c := range cs {
-			objects = append(objects, c["object"])
-		}
-		parentHashes := []any{}
-		for _, p := range parents {
-			parentHashes = append(parentHashes, hashes[p])
+		parents := []any{}
+		for _, p := range x.parents {
+			parents = append(parents, map[string]any{"id": p, "hash": hashes[p]})
 		}
 		var pv any
-		if prov != nil {
-			pv = json.RawMessage(prov)
+		if x.prov != nil {
+			pv = json.RawMessage(x.prov)
 		}
-		body, err := commit.CanonicalJSON(map[string]any{"parents": parentHashes, "objects": objects, "author": author, "message": message, "provenance": pv})
+		body, err := commit.CanonicalJSON(map[string]any{"version": 2, "id": x.id, "seq": x.seq, "branch": int64(x.branch),
+			"parents": parents, "author": x.author, "message": x.message,
+			"at": x.at.UTC().Format("2006-01-02T15:04:05.000000Z"), "provenance": pv, "changes": json.RawMessage(x.changes)})
 		require.NoError(t, err)
 		sum := sha256.Sum256(body)
-		require.Equal(t, hex.EncodeToString(sum[:]), hex.EncodeToString(hash), "revision %s", id)
-		hashes[id] = hex.EncodeToString(hash)
-		prev = id
-		n++
+		require.Equal(t, hex.EncodeToString(sum[:]), hex.EncodeToString(x.hash), "revision %s", x.id)
+		hashes[x.id] = hex.EncodeToString(x.hash)
+		prev = x.id
 	}
-	require.NoError(t, rows.Err())
-	require.Equal(t, 4, n)
+	// The per-change provenance is part of what is hashed.
+	require.Contains(t, string(revs[3].changes), "example.com/nl")
 
 	// Every object's hash is the sha256 of its canonical body.
 	rows, err = b.store.Pool.Query(b.ctx, `SELECT hash, body FROM objects WHERE domain_id = $1`, b.domain)
 	require.NoError(t, err)
-	for rows.Next() {
-		var hash, body []byte
-		require.NoError(t, rows.Scan(&hash, &body))
-		c, err := commit.CanonicalJSON(json.RawMessage(body))
+	type objRow struct{ hash, body []byte }
+	objs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (objRow, error) {
+		var o objRow
+		err := r.Scan(&o.hash, &o.body)
+		return o, err
+	})
+	require.NoError(t, err)
+	for _, o := range objs {
+		c, err := commit.CanonicalJSON(json.RawMessage(o.body))
 		require.NoError(t, err)
 		sum := sha256.Sum256(c)
-		require.Equal(t, hash, sum[:])
+		require.Equal(t, o.hash, sum[:])
 	}
-	require.NoError(t, rows.Err())
 }
 
 func TestIdempotency(t *testing.T) {

@@ -57,6 +57,9 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		e.Title = "invalid schema"
 		return nil, e
 	}
+	if err := p.checkIndexQuota(newSch); err != nil {
+		return nil, err
+	}
 	raw, err := decodeJSON(req.Document)
 	if err != nil {
 		return nil, store.Invalid("", schema.CodeInvalidJSON, "The schema document is not valid JSON.")
@@ -383,4 +386,26 @@ func checkTypeChange(ctx context.Context, tx pgx.Tx, recs string, oldSch, newSch
 		return nil, fmt.Errorf("check type change of %s.%s: %w", c.Kind, c.Attribute, err)
 	}
 	return nil, nil
+}
+
+// checkIndexQuota refuses a schema with more indexed or unique Attributes
+// (each a per-Attribute index on the partition the Domain shares) than
+// quota.indexed_attributes.
+func (p *Pipeline) checkIndexQuota(sch *schema.Schema) error {
+	if p.cfg.MaxIndexedAttributes <= 0 {
+		return nil
+	}
+	n := 0
+	for _, k := range sch.Kinds {
+		for _, a := range k.Attributes {
+			if a.Indexed || a.Unique {
+				n++
+			}
+		}
+	}
+	if n <= p.cfg.MaxIndexedAttributes {
+		return nil
+	}
+	return lberr.Fields(lberr.Unprocessable, "Quota reached", lberr.Problem{Field: "quota.indexed_attributes", Code: "quota_indexed_attributes",
+		Message: fmt.Sprintf("The schema has %d indexed or unique Attributes; the Domain's quota (quota.indexed_attributes) is %d.", n, p.cfg.MaxIndexedAttributes)})
 }

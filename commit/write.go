@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,11 +49,14 @@ type revisionHeader struct {
 	provenance  json.RawMessage
 	hash        []byte
 	expectedOld *string
+	branchID    int32
+	at          time.Time
 }
 
 // begin reserves the Revision's sequence number and reads its parent's hash.
 func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch) (*revisionHeader, error) {
-	h := &revisionHeader{id: ulid.Make().String(), parents: []string{}, parentHash: []string{}, expectedOld: b.Head}
+	h := &revisionHeader{id: ulid.Make().String(), parents: []string{}, parentHash: []string{}, expectedOld: b.Head,
+		branchID: b.ID, at: time.Now().UTC().Truncate(time.Microsecond)}
 	if b.Head == nil {
 		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq')`).Scan(&h.seq); err != nil {
 			return nil, fmt.Errorf("next revision number: %w", err)
@@ -91,30 +95,21 @@ func (h *revisionHeader) addParents(ctx context.Context, tx pgx.Tx, domainID int
 	return nil
 }
 
-// seal computes the Revision's hash: sha256 of the canonical JSON of its
-// parents' hashes, its objects' hashes in change order, author, message and
-// provenance.
+// seal computes the Revision's hash (RevisionHash, version 2): it covers
+// everything the Revision says, its parents' hashes included.
 func (h *revisionHeader) seal() error {
-	var prov any
-	if len(h.provenance) > 0 {
-		v, err := decodeJSON(h.provenance)
-		if err != nil {
-			return fmt.Errorf("revision provenance: %w", err)
-		}
-		prov = v
+	changes, err := CanonicalJSON(anySlice(h.changes))
+	if err != nil {
+		return fmt.Errorf("revision changes: %w", err)
 	}
-	objects := h.objects
-	if objects == nil {
-		objects = []string{}
-	}
-	body, err := CanonicalJSON(map[string]any{
-		"parents": h.parentHash, "objects": objects,
-		"author": h.author, "message": h.message, "provenance": prov,
+	sum, err := RevisionHash(RevisionContent{
+		ID: h.id, Seq: h.seq, BranchID: h.branchID, Parents: h.parents, ParentHashes: h.parentHash,
+		Author: h.author, Message: h.message, At: h.at, Provenance: h.provenance, Changes: changes,
 	})
 	if err != nil {
-		return fmt.Errorf("revision hash: %w", err)
+		return err
 	}
-	h.hash = sha(body)
+	h.hash = sum
 	return nil
 }
 
@@ -128,9 +123,9 @@ func queueRevision(batch *pgx.Batch, domainID int32, b *store.Branch, h *revisio
 	if len(h.provenance) > 0 {
 		prov = string(h.provenance)
 	}
-	batch.Queue(`INSERT INTO revisions (domain_id, id, seq, branch_id, parents, author, message, hash, provenance, changes)
-		VALUES (`+ilit(domainID)+`, $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb)`,
-		h.id, h.seq, b.ID, h.parents, h.author, h.message, h.hash, prov, string(changes))
+	batch.Queue(`INSERT INTO revisions (domain_id, id, seq, branch_id, parents, author, message, hash, provenance, changes, at, hash_version)
+		VALUES (`+ilit(domainID)+`, $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, `+strconv.Itoa(HashVersion)+`)`,
+		h.id, h.seq, b.ID, h.parents, h.author, h.message, h.hash, prov, string(changes), h.at)
 	batch.Queue(`UPDATE refs SET head = $1, head_seq = $2
 		WHERE domain_id = lb_domain() AND id = $3 AND head IS NOT DISTINCT FROM $4`,
 		h.id, h.seq, b.ID, h.expectedOld).Exec(func(ct pgconn.CommandTag) error {
@@ -409,7 +404,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 			return nil, fmt.Errorf("encode answer: %w", err)
 		}
 		batch.Queue(`UPDATE idempotency_keys SET status = 201, response = $2::jsonb
-			WHERE domain_id = lb_domain() AND key = $1`, idemKey, string(resp))
+			WHERE domain_id = lb_domain() AND scope = $3 AND key = $1`, idemKey, string(resp), req.IdempotencyScope)
 	}
 	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		if errors.Is(err, ErrHeadMoved) {

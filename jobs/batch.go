@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,7 +25,33 @@ type Config struct {
 	FirstBatchRows int
 	// MinBatchRows and MaxBatchRows bound the adapted batch size.
 	MinBatchRows, MaxBatchRows int
+	// Slice bounds one run of a copy or delete job: past it, between two
+	// batches, the job snoozes and runs again at once from its stored
+	// progress. A live job thus never stays running longer than Slice and
+	// a batch, so River's rescuer (RescueStuckAfter) finds only jobs whose
+	// Keeper died. 0 is no bound.
+	Slice time.Duration
+	// RescueStuckAfter: a job running longer than this is presumed dead
+	// and run again (River's RescueStuckJobsAfter; jobs.rescue_stuck_after).
+	RescueStuckAfter time.Duration
+	// Workers is how many jobs run at once (jobs.workers).
+	Workers int
 }
+
+// runTimeout is the timeout of one copy or delete run: three quarters of
+// RescueStuckAfter (a run stops taking batches after Slice, a quarter), so
+// River's rescuer, at RescueStuckAfter, finds only runs whose Keeper died.
+// Without RescueStuckAfter, an hour.
+func runTimeout(c Config) time.Duration {
+	if c.RescueStuckAfter <= 0 {
+		return time.Hour
+	}
+	return c.RescueStuckAfter * 3 / 4
+}
+
+// errSliceUsed ends a run whose Slice is used up; the worker snoozes the
+// job so it runs again at once.
+var errSliceUsed = errors.New("job run used its time slice")
 
 // DefaultConfig is the configuration of DESIGN.md: batches aim at 200 ms,
 // 50 ms once a commit waited.
@@ -36,7 +63,8 @@ func DefaultConfig() Config {
 // sizes that are not configuration keys.
 func ConfigFrom(c config.Config) Config {
 	return Config{BatchTarget: c.Jobs.BatchTarget, BatchContended: c.Jobs.BatchContended,
-		FirstBatchRows: 500, MinBatchRows: 50, MaxBatchRows: 50000}
+		FirstBatchRows: 500, MinBatchRows: 50, MaxBatchRows: 50000,
+		Slice: c.Jobs.RescueStuckAfter / 4, RescueStuckAfter: c.Jobs.RescueStuckAfter, Workers: c.Jobs.Workers}
 }
 
 func (c Config) withDefaults() Config {
@@ -140,7 +168,7 @@ var (
 	historyTable     = table{name: "mat_history", cols: []string{"key", "seq"}, seq: true}
 	linkHistoryTable = table{name: "mat_link_history", cols: []string{"from_key", "relation", "to_key", "seq"}, seq: true}
 	lexiconTable     = table{name: "mat_lexicon", cols: []string{"word"}}
-	idempotencyTable = table{name: "idempotency_keys", cols: []string{"key"}}
+	idempotencyTable = table{name: "idempotency_keys", cols: []string{"scope", "key"}}
 )
 
 // cursor is a keyset position within a table: the primary key columns of

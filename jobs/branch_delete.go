@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,7 +82,11 @@ var ErrIndexBuildRunning = errors.New("an index build of the branch is running")
 func (dl *Deleter) Run(ctx context.Context, a BranchDeleteArgs) error {
 	cfg := dl.Config.withDefaults()
 	var sz *sizer
+	start := time.Now()
 	for {
+		if cfg.Slice > 0 && time.Since(start) > cfg.Slice {
+			return errSliceUsed
+		}
 		phase, err := dl.batch(ctx, a, cfg, &sz)
 		if errors.Is(err, errStopped) {
 			return nil
@@ -265,10 +270,26 @@ func (dl *Deleter) dropIndexes(ctx context.Context, a BranchDeleteArgs) error {
 		}
 		sort.Strings(names)
 	}
+	// And every index recorded for the branch (its schema may no longer
+	// name an Attribute that was indexed).
+	rows, err := dl.Store.Pool.Query(ctx, `SELECT name FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2`, a.DomainID, a.BranchID)
+	if err != nil {
+		return fmt.Errorf("read recorded indexes: %w", err)
+	}
+	recorded, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("read recorded indexes: %w", err)
+	}
+	names = append(names, recorded...)
+	sort.Strings(names)
+	names = slices.Compact(names)
 	if len(names) > 0 {
 		if err := dropIndexes(ctx, dl.Store, names); err != nil {
 			return err
 		}
+	}
+	if _, err := dl.Store.Pool.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2`, a.DomainID, a.BranchID); err != nil {
+		return fmt.Errorf("forget indexes: %w", err)
 	}
 	_, err = dl.Store.Pool.Exec(ctx, `UPDATE refs SET progress = jsonb_set(progress, '{phase}', '"ref"')
 		WHERE domain_id = $1 AND id = $2 AND state = 'deleting'`, a.DomainID, a.BranchID)
@@ -343,8 +364,10 @@ type BranchDeleteWorker struct {
 	deleter *Deleter
 }
 
-// Timeout lets a deletion run as long as it needs: every batch is bounded.
-func (w *BranchDeleteWorker) Timeout(*river.Job[BranchDeleteArgs]) time.Duration { return -1 }
+// Timeout bounds one run (runTimeout); see MaterializeWorker.Timeout.
+func (w *BranchDeleteWorker) Timeout(*river.Job[BranchDeleteArgs]) time.Duration {
+	return runTimeout(w.deleter.Config)
+}
 
 // Work deletes the branch; while an index build of the branch runs, the
 // job snoozes.
@@ -352,6 +375,9 @@ func (w *BranchDeleteWorker) Work(ctx context.Context, job *river.Job[BranchDele
 	err := w.deleter.Run(ctx, job.Args)
 	if errors.Is(err, ErrIndexBuildRunning) {
 		return river.JobSnooze(2 * time.Second)
+	}
+	if errors.Is(err, errSliceUsed) {
+		return river.JobSnooze(0)
 	}
 	return err
 }

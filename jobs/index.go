@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,13 +92,18 @@ func IndexBuildsForSchema(old, new *schema.Schema) []IndexArgs {
 // branch needs (IndexBuildsForSchema).
 func EnqueueIndexBuilds(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 	builds := IndexBuildsForSchema(old, new)
-	if len(builds) == 0 {
+	drops := IndexDropsForSchema(old, new)
+	if len(builds)+len(drops) == 0 {
 		return nil
 	}
-	params := make([]river.InsertManyParams, len(builds))
-	for i, b := range builds {
+	params := make([]river.InsertManyParams, 0, len(builds)+len(drops))
+	for _, b := range builds {
 		b.DomainID, b.BranchID = domainID, branchID
-		params[i] = river.InsertManyParams{Args: b}
+		params = append(params, river.InsertManyParams{Args: b})
+	}
+	for _, d := range drops {
+		d.DomainID, d.BranchID = domainID, branchID
+		params = append(params, river.InsertManyParams{Args: d})
 	}
 	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("enqueue index builds: %w", err)
@@ -111,8 +117,12 @@ type IndexWorker struct {
 	store *store.Store
 }
 
-// Timeout lets a build run as long as it needs (large partitions).
-func (w *IndexWorker) Timeout(*river.Job[IndexArgs]) time.Duration { return -1 }
+// indexTimeout bounds an index build. A build whose Keeper died is run
+// again once it passes (River never rescues a job without a timeout).
+const indexTimeout = time.Hour
+
+// Timeout bounds a build (indexTimeout).
+func (w *IndexWorker) Timeout(*river.Job[IndexArgs]) time.Duration { return indexTimeout }
 
 // Work builds the index. It is idempotent: an existing valid index is
 // kept; an invalid one left by an interrupted build is dropped and built
@@ -141,6 +151,11 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 		return fmt.Errorf("build index: find the partition of domain %d: %w", a.DomainID, err)
 	}
 	name := IndexName(a.DomainID, a.BranchID, a.KindName, a.Attribute)
+	// A late build for a branch that is gone or being deleted does
+	// nothing: its index would outlive the branch.
+	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || !live {
+		return err
+	}
 	// Concurrent builds on one table deadlock each other (each waits for
 	// the other's snapshot): one build at a time, waiting with a try-lock so
 	// no statement waits on the lock while holding a snapshot.
@@ -159,6 +174,12 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 		}
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
+	// Recorded before it is built, so an interrupted build is dropped with
+	// its branch too.
+	if _, err := conn.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name)
+		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, a.DomainID, a.BranchID, a.KindName, a.Attribute, name); err != nil {
+		return fmt.Errorf("record index %s: %w", name, err)
+	}
 	var valid *bool
 	err = conn.QueryRow(ctx, `SELECT x.indisvalid FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid
 		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, name).Scan(&valid)
@@ -187,7 +208,122 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
+	// The branch's deletion may have begun during the build, its delete
+	// job finding no index yet: drop it then.
+	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || live {
+		return err
+	}
+	if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		return fmt.Errorf("drop index %s of a deleted branch: %w", name, err)
+	}
+	if _, err := conn.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
+		a.DomainID, a.BranchID, a.KindName, a.Attribute); err != nil {
+		return fmt.Errorf("forget index %s: %w", name, err)
+	}
 	return nil
+}
+
+// IndexDropArgs asks to drop the per-Attribute index of a Kind's Attribute
+// on a branch: the Attribute stopped being indexed, or its Kind went.
+type IndexDropArgs struct {
+	DomainID  int32  `json:"domain_id" river:"unique"`
+	BranchID  int32  `json:"branch_id" river:"unique"`
+	KindName  string `json:"kind" river:"unique"`
+	Attribute string `json:"attribute" river:"unique"`
+}
+
+// Kind is the job kind, "store.index_drop".
+func (IndexDropArgs) Kind() string { return jobkind.IndexDrop }
+
+// InsertOpts makes a drop unique by its arguments among unfinished jobs.
+func (IndexDropArgs) InsertOpts() river.InsertOpts { return IndexArgs{}.InsertOpts() }
+
+// IndexDropWorker drops per-Attribute indexes no schema wants any more.
+type IndexDropWorker struct {
+	river.WorkerDefaults[IndexDropArgs]
+	store *store.Store
+}
+
+// Timeout bounds a drop (indexTimeout).
+func (w *IndexDropWorker) Timeout(*river.Job[IndexDropArgs]) time.Duration { return indexTimeout }
+
+// Work drops the index.
+func (w *IndexDropWorker) Work(ctx context.Context, job *river.Job[IndexDropArgs]) error {
+	return DropIndex(ctx, w.store, job.Args)
+}
+
+// DropIndex drops the index of a, concurrently, and forgets its record,
+// unless the branch's schema indexes the Attribute again (a later change
+// put it back).
+func DropIndex(ctx context.Context, s *store.Store, a IndexDropArgs) error {
+	var compiled []byte
+	err := s.Pool.QueryRow(ctx, `SELECT compiled FROM schemas WHERE domain_id = $1 AND branch_id = $2`, a.DomainID, a.BranchID).Scan(&compiled)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("drop index: read schema: %w", err)
+	}
+	if len(compiled) > 0 {
+		var sch schema.Schema
+		if err := json.Unmarshal(compiled, &sch); err != nil {
+			return fmt.Errorf("drop index: decode schema: %w", err)
+		}
+		if k, ok := sch.Kinds[a.KindName]; ok {
+			if at, ok := k.Attr(a.Attribute); ok && (at.Indexed || at.Unique) {
+				return nil
+			}
+		}
+	}
+	name := IndexName(a.DomainID, a.BranchID, a.KindName, a.Attribute)
+	if err := dropIndexes(ctx, s, []string{name}); err != nil {
+		return err
+	}
+	if _, err := s.Pool.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
+		a.DomainID, a.BranchID, a.KindName, a.Attribute); err != nil {
+		return fmt.Errorf("forget index %s: %w", name, err)
+	}
+	return nil
+}
+
+// IndexDropsForSchema lists the index drops a schema change needs: every
+// indexed or unique Attribute of old that new does not index (its Kind
+// gone, or the flags off). Domain and branch are left zero.
+func IndexDropsForSchema(old, new *schema.Schema) []IndexDropArgs {
+	var out []IndexDropArgs
+	if old == nil {
+		return nil
+	}
+	for name, k := range old.Kinds {
+		for _, a := range k.Attributes {
+			if !a.Indexed && !a.Unique {
+				continue
+			}
+			if new != nil {
+				if nk, found := new.Kinds[name]; found {
+					if na, has := nk.Attr(a.Name); has && (na.Indexed || na.Unique) {
+						continue
+					}
+				}
+			}
+			out = append(out, IndexDropArgs{KindName: name, Attribute: a.Name})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].KindName != out[j].KindName {
+			return out[i].KindName < out[j].KindName
+		}
+		return out[i].Attribute < out[j].Attribute
+	})
+	return out
+}
+
+// branchLive reports whether a branch exists and is not being deleted.
+func branchLive(ctx context.Context, conn *pgxpool.Conn, domainID, branchID int32) (bool, error) {
+	var live bool
+	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 AND state <> 'deleting')`,
+		domainID, branchID).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("check branch %d of domain %d: %w", branchID, domainID, err)
+	}
+	return live, nil
 }
 
 // NewWorkers registers Lorebase's workers with the default Config.
@@ -198,6 +334,7 @@ func NewWorkers(s *store.Store) *river.Workers { return NewWorkersWith(s, Defaul
 func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &IndexWorker{store: s})
+	river.AddWorker(w, &IndexDropWorker{store: s})
 	river.AddWorker(w, &MaterializeWorker{copier: &Copier{Store: s, Config: cfg}})
 	river.AddWorker(w, &BranchDeleteWorker{deleter: &Deleter{Store: s, Config: cfg}})
 	return w
@@ -207,10 +344,26 @@ func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 // slog's default logger). With workers nil the client only inserts; queues
 // nil means the default queue with 2 workers.
 func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig, log *slog.Logger) (*river.Client[pgx.Tx], error) {
+	return NewClientWith(pool, workers, queues, Config{}, log)
+}
+
+// NewClientWith is NewClient with the job configuration: jc.Workers jobs
+// at once on the default queue (when queues is nil), and River's rescuer
+// set to jc.RescueStuckAfter, so a job whose Keeper was killed runs again
+// after that long instead of River's hour.
+func NewClientWith(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig, jc Config, log *slog.Logger) (*river.Client[pgx.Tx], error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	cfg := &river.Config{Workers: workers, Logger: log}
+	cfg := &river.Config{Workers: workers, Logger: log, RescueStuckJobsAfter: jc.RescueStuckAfter}
+	if jc.RescueStuckAfter > 0 {
+		// Every Lorebase worker sets its own timeout; River requires the
+		// rescue delay to exceed the client's default one.
+		cfg.JobTimeout = -1
+	}
+	if jc.Workers > 0 && queues == nil && workers != nil {
+		queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: jc.Workers}}
+	}
 	if workers != nil {
 		if queues == nil {
 			queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}}

@@ -131,3 +131,99 @@ func explainAsApp(t *testing.T, s *store.Store, domainID int32, companion string
 	}))
 	return strings.Join(plan, "\n")
 }
+
+// TestLateIndexJobForADeletedBranchDoesNothing: a build that runs after its
+// branch was deleted (or while it is being deleted) creates no index.
+func TestLateIndexJobForADeletedBranchDoesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.CreateDomain(ctx, "late")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `INSERT INTO refs (domain_id, name, state) VALUES ($1, 'going', 'deleting') RETURNING id`, d.ID).Scan(&branch))
+	count := func() int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname = $1`,
+			jobs.IndexName(d.ID, branch, "Supplier", "country")).Scan(&n))
+		return n
+	}
+	a := jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}
+	require.NoError(t, jobs.BuildIndex(ctx, s, a))
+	require.Zero(t, count(), "no index for a branch being deleted")
+	_, err = s.Pool.Exec(ctx, `DELETE FROM refs WHERE domain_id = $1 AND id = $2`, d.ID, branch)
+	require.NoError(t, err)
+	require.NoError(t, jobs.BuildIndex(ctx, s, a))
+	require.Zero(t, count(), "no index for a branch that is gone")
+	// A live branch gets it (the check above can fail).
+	require.NoError(t, s.Pool.QueryRow(ctx, `INSERT INTO refs (domain_id, name) VALUES ($1, 'live') RETURNING id`, d.ID).Scan(&branch))
+	a.BranchID = branch
+	require.NoError(t, jobs.BuildIndex(ctx, s, a))
+	require.Equal(t, 1, count())
+}
+
+// TestIndexesAreRecordedAndDropped: a build records its index; an
+// Attribute that stops being indexed (or whose Kind goes) has its index
+// dropped by store.index_drop, unless the schema indexes it again; a
+// deleted branch loses every recorded index.
+func TestIndexesAreRecordedAndDropped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var withIdx, without, noKind schema.Schema
+	require.NoError(t, json.Unmarshal([]byte(compiled), &withIdx))
+	require.NoError(t, json.Unmarshal([]byte(strings.ReplaceAll(strings.ReplaceAll(compiled, `,"indexed":true`, ""), `,"unique":true`, "")), &without))
+	require.NoError(t, json.Unmarshal([]byte(`{"kinds":{},"relations":{}}`), &noKind))
+	require.Equal(t, []jobs.IndexDropArgs{{KindName: "Supplier", Attribute: "country"}, {KindName: "Supplier", Attribute: "vat"}},
+		jobs.IndexDropsForSchema(&withIdx, &without))
+	require.Len(t, jobs.IndexDropsForSchema(&withIdx, &noKind), 2)
+	require.Empty(t, jobs.IndexDropsForSchema(&withIdx, &withIdx))
+	require.Empty(t, jobs.IndexDropsForSchema(nil, &withIdx))
+
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.CreateDomain(ctx, "rec")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1`, d.ID).Scan(&branch))
+	setSchema := func(c string) {
+		_, err := s.Pool.Exec(ctx, `UPDATE schemas SET compiled = $3 WHERE domain_id = $1 AND branch_id = $2`, d.ID, branch, c)
+		require.NoError(t, err)
+	}
+	state := func(attr string) (indexes, records int) {
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_class WHERE relname = $1),
+			(SELECT count(*) FROM attribute_indexes WHERE name = $1)`, jobs.IndexName(d.ID, branch, "Supplier", attr)).Scan(&indexes, &records))
+		return
+	}
+	setSchema(compiled)
+	for _, attr := range []string{"country", "vat"} {
+		require.NoError(t, jobs.BuildIndex(ctx, s, jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: attr}))
+		i, r := state(attr)
+		require.Equal(t, 1, i, attr)
+		require.Equal(t, 1, r, attr)
+	}
+	// Still indexed by the schema: the drop does nothing.
+	drop := jobs.IndexDropArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}
+	require.NoError(t, jobs.DropIndex(ctx, s, drop))
+	i, _ := state("country")
+	require.Equal(t, 1, i)
+	// No longer indexed: dropped and forgotten.
+	setSchema(strings.ReplaceAll(compiled, `,"indexed":true`, ""))
+	require.NoError(t, jobs.DropIndex(ctx, s, drop))
+	i, r := state("country")
+	require.Zero(t, i)
+	require.Zero(t, r)
+
+	// The branch deleted: the recorded index of vat goes, even though the
+	// schema no longer names the Attribute.
+	setSchema(`{"kinds":{},"relations":{}}`)
+	_, err = s.Pool.Exec(ctx, `UPDATE refs SET state = 'deleting' WHERE domain_id = $1 AND id = $2`, d.ID, branch)
+	require.NoError(t, err)
+	dl := &jobs.Deleter{Store: s}
+	require.NoError(t, dl.Run(ctx, jobs.BranchDeleteArgs{DomainID: d.ID, BranchID: branch}))
+	i, r = state("vat")
+	require.Zero(t, i, "the recorded index went with its branch")
+	require.Zero(t, r)
+}

@@ -99,6 +99,7 @@ var errStopped = errors.New("branch no longer copying")
 func (c *Copier) Run(ctx context.Context, a MaterializeArgs) error {
 	cfg := c.Config.withDefaults()
 	var sz *sizer
+	start := time.Now()
 	for {
 		done, err := c.batch(ctx, a, cfg, &sz)
 		if errors.Is(err, errStopped) {
@@ -109,6 +110,9 @@ func (c *Copier) Run(ctx context.Context, a MaterializeArgs) error {
 		}
 		if done {
 			return c.analyze(ctx, a)
+		}
+		if cfg.Slice > 0 && time.Since(start) > cfg.Slice {
+			return errSliceUsed
 		}
 	}
 }
@@ -405,12 +409,21 @@ type MaterializeWorker struct {
 	copier *Copier
 }
 
-// Timeout lets a copy run as long as it needs: every batch is bounded.
-func (w *MaterializeWorker) Timeout(*river.Job[MaterializeArgs]) time.Duration { return -1 }
+// Timeout bounds one run (runTimeout): a run snoozes after its time slice,
+// so only a run whose Keeper died outlives it, and River's rescuer runs it
+// again. (With no timeout River never rescues a job.)
+func (w *MaterializeWorker) Timeout(*river.Job[MaterializeArgs]) time.Duration {
+	return runTimeout(w.copier.Config)
+}
 
-// Work copies the branch, resuming from its stored progress.
+// Work copies the branch, resuming from its stored progress; past its time
+// slice it snoozes to run again at once.
 func (w *MaterializeWorker) Work(ctx context.Context, job *river.Job[MaterializeArgs]) error {
-	return w.copier.Run(ctx, job.Args)
+	err := w.copier.Run(ctx, job.Args)
+	if errors.Is(err, errSliceUsed) {
+		return river.JobSnooze(0)
+	}
+	return err
 }
 
 // Queue returns the hooks that queue branch jobs with client, in the

@@ -9,10 +9,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lorebase/lorebase/commit/merge"
+	"github.com/lorebase/lorebase/internal/jobkind"
 )
-
-// MergeJobKind is the kind of the job that merges a large Proposal.
-const MergeJobKind = "merge.proposal"
 
 // MergeArgs are the arguments of a merge.proposal job.
 type MergeArgs struct {
@@ -25,7 +23,7 @@ type MergeArgs struct {
 }
 
 // Kind is the job kind.
-func (MergeArgs) Kind() string { return MergeJobKind }
+func (MergeArgs) Kind() string { return jobkind.Merge }
 
 // InsertOpts makes the job unique per Proposal while it is pending.
 func (MergeArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }

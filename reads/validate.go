@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
 )
@@ -114,6 +115,10 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
+// atTooFarBack is the SQLSTATE lb_at_seq raises when a read as of a
+// Revision would replay more than read.at_max_changes changes.
+const atTooFarBack = "LB001"
+
 // translate maps the read functions' errors: no_data_found (branch,
 // Revision or Record not found) onto store.ErrNotFound, invalid_parameter_value
 // onto lberr.Invalid.
@@ -128,6 +133,10 @@ func translate(what string, err error) error {
 			return fmt.Errorf("%s: %s: %w", what, pgErr.Message, store.ErrNotFound)
 		case pgerrcode.InvalidParameterValue:
 			return store.Invalid("", "invalid", pgErr.Message)
+		case atTooFarBack:
+			return lberr.Fields(lberr.Unprocessable, "at= reaches back too far", lberr.Problem{Field: "at", Code: "too_far_back",
+				Message: "A read as of this Revision would replay too much history: " + pgErr.Message +
+					" (read.at_max_changes). Fork a branch at that Revision (POST .../branches with at) and read it there."})
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)

@@ -10,14 +10,18 @@ import (
 
 // Limits enforced by Compile and by value validation.
 const (
-	MaxKinds         = 500     // Kinds per schema
-	MaxAttributes    = 200     // Attributes per Kind
-	MaxRelations     = 1000    // Relations per schema
-	MaxEnumValues    = 1000    // values per enum Attribute
-	MaxTextBytes     = 1 << 20 // bytes in a text value
-	MaxRefBytes      = 256     // bytes in a ref value (a Record key)
-	MaxJSONDepth     = 64      // nesting of arrays and objects in a json value
-	maxEnumValueByte = 1024    // bytes in one enum value
+	MaxKinds      = 500     // Kinds per schema
+	MaxAttributes = 200     // Attributes per Kind
+	MaxRelations  = 1000    // Relations per schema
+	MaxEnumValues = 1000    // values per enum Attribute
+	MaxTextBytes  = 1 << 20 // bytes in a text value
+	// MaxIndexedTextBytes bounds a text value of an indexed or unique
+	// Attribute: its index entry (the value and the key) must fit a btree
+	// page's limit of about 2700 bytes.
+	MaxIndexedTextBytes = 2000
+	MaxRefBytes         = 256  // bytes in a ref value (a Record key)
+	MaxJSONDepth        = 64   // nesting of arrays and objects in a json value
+	maxEnumValueByte    = 1024 // bytes in one enum value
 )
 
 // ValidName reports whether s can name a Kind, Attribute, Relation or

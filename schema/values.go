@@ -106,7 +106,14 @@ func (a *Attribute) normalize(v any) (any, string, string) {
 		if !ok {
 			return bad()
 		}
-		if code, msg := checkText(a.Name, s, MaxTextBytes); code != "" {
+		limit := MaxTextBytes
+		if a.Indexed || a.Unique {
+			limit = MaxIndexedTextBytes
+		}
+		if code, msg := checkText(a.Name, s, limit); code != "" {
+			if code == CodeTooLong && limit == MaxIndexedTextBytes {
+				msg += " (it is indexed or unique: its index entry must fit a page)"
+			}
 			return nil, code, msg
 		}
 		return s, "", ""

@@ -64,6 +64,10 @@ type CreateBranchRequest struct {
 	// Mode is "overlay" (the default) or "copy".
 	Mode string `json:"mode"`
 	At   string `json:"at,omitempty"`
+	// MaxBranches and MaxCopies are the Domain's quotas (quota.branches,
+	// quota.copies_in_flight); 0 is no limit.
+	MaxBranches int `json:"-"`
+	MaxCopies   int `json:"-"`
 }
 
 // BranchInfo is a branch as the branch calls show it.
@@ -193,6 +197,9 @@ func (s *Store) CreateBranch(ctx context.Context, domainID int32, req CreateBran
 				return fmt.Errorf("no branch named %s to fork: %w", quoted(req.From), ErrNotFound)
 			}
 			return fmt.Errorf("lock base branch: %w", err)
+		}
+		if err := checkBranchQuotas(ctx, tx, &req); err != nil {
+			return err
 		}
 		var taken string
 		err = tx.QueryRow(ctx, `SELECT state FROM refs WHERE domain_id = lb_domain() AND name = $1`, req.Name).Scan(&taken)
@@ -344,12 +351,13 @@ func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*Br
 		return nil, fmt.Errorf("show branch job: %w", err)
 	}
 	if b.Job != nil && len(errs) > 0 {
-		var e struct {
-			Error string `json:"error"`
+		// The job's own error text (SQL, internals) is for the server log
+		// and the operator, never for readers of the branch.
+		msg := fmt.Sprintf("attempt %d failed; the job is retried automatically", b.Job.Attempt)
+		if b.Job.State == "discarded" {
+			msg = "every attempt failed; the job is queued again by the next sweep"
 		}
-		if json.Unmarshal(errs[len(errs)-1], &e) == nil && e.Error != "" {
-			b.Job.LastError = &e.Error
-		}
+		b.Job.LastError = &msg
 	}
 	return b, nil
 }
@@ -419,4 +427,32 @@ func (s *Store) DeleteBranch(ctx context.Context, domainID int32, name string, q
 func clientError(err error) bool {
 	var e *lberr.Error
 	return errors.As(err, &e) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict)
+}
+
+// checkBranchQuotas refuses a branch past the Domain's quotas: branches
+// (quota.branches) and copies still copying (quota.copies_in_flight).
+// Branch creations of one Domain are serialized by a transaction lock so
+// two at once cannot both take the last slot.
+func checkBranchQuotas(ctx context.Context, tx pgx.Tx, req *CreateBranchRequest) error {
+	if req.MaxBranches <= 0 && req.MaxCopies <= 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('lorebase.create_branch'), lb_domain())`); err != nil {
+		return fmt.Errorf("lock branch creation: %w", err)
+	}
+	var branches, copying int
+	err := tx.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE state = 'copying') FROM refs WHERE domain_id = lb_domain()`).
+		Scan(&branches, &copying)
+	if err != nil {
+		return fmt.Errorf("count branches: %w", err)
+	}
+	if req.MaxBranches > 0 && branches >= req.MaxBranches {
+		return lberr.Fields(lberr.TooMany, "Quota reached", lberr.Problem{Field: "quota.branches", Code: "quota_branches",
+			Message: fmt.Sprintf("The Domain has %d branches, its quota (quota.branches); delete a branch first.", branches)})
+	}
+	if req.Mode == ModeCopy && req.MaxCopies > 0 && copying >= req.MaxCopies {
+		return lberr.Fields(lberr.TooMany, "Quota reached", lberr.Problem{Field: "quota.copies_in_flight", Code: "quota_copies_in_flight",
+			Message: fmt.Sprintf("The Domain has %d copy branches still copying, its quota (quota.copies_in_flight); retry once one is ready, or create an overlay.", copying)})
+	}
+	return nil
 }

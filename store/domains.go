@@ -2,15 +2,10 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/oklog/ulid/v2"
 )
 
 // Domain is a tenant: one knowledge base.
@@ -74,62 +69,4 @@ func (s *Store) DomainByName(ctx context.Context, name string) (*Domain, error) 
 		return nil, fmt.Errorf("domain %q: %w", name, Translate(err))
 	}
 	return &d, nil
-}
-
-// Token is a bearer token's grant. The secret itself is never stored.
-type Token struct {
-	ID        string    `json:"id"`
-	DomainID  int32     `json:"-"`
-	Domain    string    `json:"domain"`
-	Name      string    `json:"name"`
-	Role      string    `json:"role"`
-	Branches  []string  `json:"branches"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// HashToken is how a token is stored and looked up.
-func HashToken(secret string) []byte {
-	h := sha256.Sum256([]byte(secret))
-	return h[:]
-}
-
-// CreateToken mints a token for a Domain, scoped to it, and returns the
-// secret (shown once). A name taken in the Domain is ErrConflict.
-func (s *Store) CreateToken(ctx context.Context, domainID int32, name, role string, branches []string) (string, *Token, error) {
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", nil, fmt.Errorf("generate token: %w", err)
-	}
-	secret := "lb_" + base64.RawURLEncoding.EncodeToString(raw[:])
-	t := &Token{ID: ulid.Make().String(), DomainID: domainID, Name: name, Role: role, Branches: branches}
-	err := s.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `INSERT INTO tokens (domain_id, id, name, token_hash, role, branches)
-			VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, (SELECT name FROM domains WHERE id = $1)`,
-			domainID, t.ID, name, HashToken(secret), role, branches).Scan(&t.CreatedAt, &t.Domain)
-		return Translate(err)
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("create token %q: %w", name, err)
-	}
-	return secret, t, nil
-}
-
-// TokenBySecret resolves a bearer token (owner: the token names its Domain).
-func (s *Store) TokenBySecret(ctx context.Context, secret string) (*Token, error) {
-	return s.TokenByHash(ctx, HashToken(secret))
-}
-
-// TokenByHash resolves a bearer token by its HashToken.
-func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*Token, error) {
-	var t Token
-	err := s.Pool.QueryRow(ctx, `SELECT t.id, t.domain_id, d.name, t.name, t.role, t.branches, t.created_at
-		FROM tokens t JOIN domains d ON d.id = t.domain_id WHERE t.token_hash = $1`, hash).
-		Scan(&t.ID, &t.DomainID, &t.Domain, &t.Name, &t.Role, &t.Branches, &t.CreatedAt)
-	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil, ErrNotFound
-		}
-		return nil, fmt.Errorf("look up token: %w", err)
-	}
-	return &t, nil
 }

@@ -11,41 +11,88 @@ import (
 	"github.com/lorebase/lorebase/internal/config"
 )
 
-// Config tunes the pool.
+// Config tunes the pools.
 type Config struct {
 	// StatementTimeout bounds every statement (database.statement_timeout).
 	StatementTimeout time.Duration
-	// MaxConns is the pool size; 0 means pgxpool's default.
+	// MaxConns is the size of the request pool; 0 means pgxpool's default.
 	MaxConns int32
+	// OwnerMaxConns is the size of the owner's pool (jobs, token lookups,
+	// administration); 0 means pgxpool's default.
+	OwnerMaxConns int32
+	// AppURL is the connection of request transactions (database.app_url):
+	// a login role that is a member of lorebase_app only, so SQL run on it
+	// can never become the owner. Empty: requests use the owner's URL and
+	// switch to lorebase_app with SET ROLE, a weaker boundary.
+	AppURL string
+	// AtMaxChanges bounds the changes a read as of a Revision may replay
+	// (read.at_max_changes; the session setting lorebase.at_max_changes of
+	// request connections); 0 leaves the functions' default (100000).
+	AtMaxChanges int
 }
 
 // ConfigFrom is the pool's part of Keeper's configuration.
 func ConfigFrom(c config.Config) Config {
-	return Config{StatementTimeout: c.Database.StatementTimeout, MaxConns: int32(c.Database.MaxConns)}
+	return Config{StatementTimeout: c.Database.StatementTimeout, MaxConns: int32(c.Database.MaxConns),
+		OwnerMaxConns: int32(c.Database.OwnerMaxConns), AppURL: c.Database.AppURL, AtMaxChanges: c.Read.AtMaxChanges}
 }
 
 // Store is the database handle shared by Keeper, the commit pipeline, the
 // reads and the jobs.
 type Store struct {
-	// Pool connects as the owner; scoped calls switch to lorebase_app.
+	// Pool connects as the owner: jobs, token lookups, migrations state,
+	// the bootstrap admin's calls. Never used for a request's reads or
+	// writes of Domain data.
 	Pool *pgxpool.Pool
+	// Requests carries request transactions (InDomain, Read), each scoped
+	// to one Domain as lorebase_app. It logs in as the role of
+	// database.app_url when set, else as the owner.
+	Requests *pgxpool.Pool
+	// SeparateRequestRole is true when Requests logs in as its own role
+	// (database.app_url) rather than as the owner.
+	SeparateRequestRole bool
 }
 
-// Open creates the pool and checks that the database answers.
+// Open creates the owner's pool and the request pool and checks that the
+// database answers on both.
 func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
+	owner, err := openPool(ctx, url, cfg.OwnerMaxConns, cfg.StatementTimeout, "lorebase-owner", nil)
+	if err != nil {
+		return nil, err
+	}
+	reqURL := url
+	if cfg.AppURL != "" {
+		reqURL = cfg.AppURL
+	}
+	var params map[string]string
+	if cfg.AtMaxChanges > 0 {
+		params = map[string]string{"lorebase.at_max_changes": strconv.Itoa(cfg.AtMaxChanges)}
+	}
+	requests, err := openPool(ctx, reqURL, cfg.MaxConns, cfg.StatementTimeout, "lorebase", params)
+	if err != nil {
+		owner.Close()
+		return nil, fmt.Errorf("request pool: %w", err)
+	}
+	return &Store{Pool: owner, Requests: requests, SeparateRequestRole: cfg.AppURL != ""}, nil
+}
+
+func openPool(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration, app string, params map[string]string) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
-	if cfg.MaxConns > 0 {
-		pc.MaxConns = cfg.MaxConns
+	if maxConns > 0 {
+		pc.MaxConns = maxConns
 	}
 	rp := pc.ConnConfig.RuntimeParams
-	if cfg.StatementTimeout > 0 {
-		rp["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	if statementTimeout > 0 {
+		rp["statement_timeout"] = strconv.FormatInt(statementTimeout.Milliseconds(), 10)
 	}
 	rp["jit"] = "off"
-	rp["application_name"] = "lorebase"
+	rp["application_name"] = app
+	for k, v := range params {
+		rp[k] = v
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("create pool: %w", err)
@@ -54,11 +101,14 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &Store{Pool: pool}, nil
+	return pool, nil
 }
 
-// Close closes the pool.
-func (s *Store) Close() { s.Pool.Close() }
+// Close closes both pools.
+func (s *Store) Close() {
+	s.Requests.Close()
+	s.Pool.Close()
+}
 
 // scopeSQL switches the transaction to lorebase_app and names its Domain.
 // Both settings are transaction-local (set_config(..., true)), so they end
@@ -68,7 +118,7 @@ const scopeSQL = `SELECT set_config('lorebase.domain_id', $1::text, true), set_c
 // InDomain runs fn in one transaction as lorebase_app scoped to the Domain.
 // fn's error rolls the transaction back.
 func (s *Store) InDomain(ctx context.Context, domainID int32, fn func(ctx context.Context, tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+	return pgx.BeginFunc(ctx, s.Requests, func(tx pgx.Tx) error {
 		if err := Scope(ctx, tx, domainID); err != nil {
 			return err
 		}
@@ -99,7 +149,7 @@ func (s *Store) Read(ctx context.Context, domainID int32, sql string, args []any
 		return rows.Err()
 	})
 	b.Queue("COMMIT")
-	conn, err := s.Pool.Acquire(ctx)
+	conn, err := s.Requests.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("acquire connection: %w", err)
 	}

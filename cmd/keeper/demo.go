@@ -50,7 +50,7 @@ func loadDemo(ctx context.Context, s *store.Store, p *commit.Pipeline) (string, 
 	} else if err != nil {
 		return "", err
 	}
-	secret, _, err := s.CreateToken(ctx, d.ID, "demo-admin-"+strings.ToLower(ulid.Make().String()[16:]), keeper.RoleAdmin, []string{"*"})
+	secret, _, err := s.CreateToken(ctx, d.ID, "demo-admin-"+strings.ToLower(ulid.Make().String()[16:]), keeper.RoleAdmin, []string{"*"}, nil)
 	if err != nil {
 		return "", err
 	}

@@ -2,7 +2,10 @@
 //
 //	keeper serve    serve the HTTP API (refuses a database whose migrations are behind)
 //	keeper migrate  apply every migration (safe to run twice)
-//	keeper token create --domain D --name N --role R [--branches a,b]
+//	keeper token create --domain D --name N --role R [--branches a,b] [--expires-in 24h]
+//	keeper token list   --domain D
+//	keeper token revoke --domain D (--id ID | --name N)
+//	keeper verify --domain D  check the hash chain of every Revision
 //	keeper demo     create the demo Domain "supply" and print an admin token for it
 //	keeper run      a throwaway PostgreSQL (unless LOREBASE_DATABASE_URL is set), migrate, demo, serve
 //	keeper help     this text
@@ -27,7 +30,6 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/config"
-	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -36,8 +38,14 @@ const usage = `keeper: Lorebase's HTTP service.
 Usage:
   keeper serve   [--config FILE]   serve the HTTP API on listen (LOREBASE_LISTEN)
   keeper migrate [--config FILE]   apply every migration (ours, then River's); safe to run twice
-  keeper token create --domain D --name N --role reader|writer|admin [--branches a,b] [--config FILE]
+  keeper token create --domain D --name N --role reader|writer|admin [--branches a,b] [--expires-in 24h]
                                    mint a token and print its secret (shown once)
+  keeper token list   --domain D    list a Domain's tokens (never their secrets)
+  keeper token revoke --domain D (--id ID | --name N)
+                                   revoke a token (refused at once by this command's database,
+                                   within auth.token_cache_ms by every Keeper)
+  keeper verify  --domain D        check the hash chain of every Revision of a Domain;
+                                   exits non-zero naming the first bad Revision
   keeper demo    [--config FILE]   create the Domain "supply" (schema and about 50 Records)
                                    if absent and print an admin token for it
   keeper run     [--config FILE]   for development: start a throwaway PostgreSQL when
@@ -76,6 +84,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdMigrate(ctx, rest, stdout, stderr)
 	case "token":
 		return cmdToken(ctx, rest, stdout, stderr)
+	case "verify":
+		return cmdVerify(ctx, rest, stdout, stderr)
 	case "demo":
 		return cmdDemo(ctx, rest, stdout, stderr)
 	case "run":
@@ -154,6 +164,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 		return fmt.Errorf("%w: lorebase migrations at %d of %d (dirty: %t), River at %d of %d, %d function files pending; run `keeper migrate` first",
 			store.ErrMigrationsBehind, st.Current, st.Latest, st.Dirty, st.RiverCurrent, st.RiverLatest, st.FunctionsPending)
 	}
+	if err := checkRequestRole(ctx, s, log); err != nil {
+		return err
+	}
 	if cfg.AdminToken == "" {
 		log.Warn("no admin_token (LOREBASE_ADMIN_TOKEN): the bootstrap admin is disabled; Domains cannot be created over HTTP")
 	}
@@ -176,57 +189,12 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := store.Migrate(ctx, cfg.Database.URL); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "migrations applied")
-	return nil
-}
-
-func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errors.New("usage: keeper token create --domain D --name N --role reader|writer|admin [--branches a,b]")
-	}
-	fs, configPath := flags("token create", stderr)
-	domain := fs.String("domain", "", "the Domain the token is for (required)")
-	name := fs.String("name", "", "the token's name, unique in its Domain (required)")
-	role := fs.String("role", "", "reader, writer or admin (required)")
-	branches := fs.String("branches", "*", "comma-separated branch patterns a writer may write (* matches any run of characters, / included)")
-	cfg, err := loadConfig(fs, configPath, args[1:])
-	if err != nil {
-		return err
-	}
-	if *domain == "" || *name == "" || *role == "" {
-		return errors.New("--domain, --name and --role are required")
-	}
-	switch *role {
-	case keeper.RoleReader, keeper.RoleWriter, keeper.RoleAdmin:
-	default:
-		return fmt.Errorf("--role must be reader, writer or admin, not %q", *role)
-	}
-	var patterns []string
-	for _, p := range strings.Split(*branches, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			patterns = append(patterns, p)
+	if cfg.Database.AppURL != "" {
+		if err := store.EnsureRequestRole(ctx, cfg.Database.URL, cfg.Database.AppURL); err != nil {
+			return err
 		}
 	}
-	if len(patterns) == 0 {
-		return errors.New("--branches needs at least one pattern")
-	}
-	if err := requireDatabase(cfg); err != nil {
-		return err
-	}
-	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	d, err := s.DomainByName(ctx, *domain)
-	if err != nil {
-		return err
-	}
-	secret, _, err := s.CreateToken(ctx, d.ID, *name, *role, patterns)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, secret)
+	fmt.Fprintln(stdout, "migrations applied")
 	return nil
 }
 
@@ -259,4 +227,15 @@ func randomToken() (string, error) {
 		return "", fmt.Errorf("generate admin token: %w", err)
 	}
 	return "lbadmin_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// checkRequestRole refuses a request role that could become the owner and
+// warns when requests share the owner's login (no database.app_url).
+func checkRequestRole(ctx context.Context, s *store.Store, log *slog.Logger) error {
+	err := s.CheckRequestRole(ctx)
+	if errors.Is(err, store.ErrSharedRequestRole) {
+		log.Warn("weaker isolation: " + err.Error())
+		return nil
+	}
+	return err
 }

@@ -94,3 +94,47 @@ func TestServeRefusesUnmigratedDatabase(t *testing.T) {
 	_, _, err = runKeeper(t, env, "token", "create", "--domain", "supply", "--name", "x", "--role", "owner")
 	require.ErrorContains(t, err, "--role")
 }
+
+// TestTokenAndVerifyCommands: keeper token list and revoke, keeper verify
+// passing on an untouched Domain and failing, naming the Revision, once
+// the owner has rewritten history.
+func TestTokenAndVerifyCommands(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.NewDatabase(t)
+	env := map[string]string{"LOREBASE_DATABASE_URL": url}
+	_, _, err := runKeeper(t, env, "demo")
+	require.NoError(t, err)
+	out, _, err := runKeeper(t, env, "token", "create", "--domain", "supply", "--name", "brief", "--role", "reader", "--expires-in", "1h")
+	require.NoError(t, err)
+	secret := strings.TrimSpace(out)
+
+	out, _, err = runKeeper(t, env, "token", "list", "--domain", "supply")
+	require.NoError(t, err)
+	require.Contains(t, out, `"name":"brief"`)
+	require.NotContains(t, out, secret)
+	require.Contains(t, out, `"expires_at":"`)
+
+	_, _, err = runKeeper(t, env, "token", "revoke", "--domain", "supply")
+	require.ErrorContains(t, err, "--id")
+	out, _, err = runKeeper(t, env, "token", "revoke", "--domain", "supply", "--name", "brief")
+	require.NoError(t, err)
+	require.Contains(t, out, "revoked")
+	s, err := store.Open(ctx, url, store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	tok, err := s.TokenBySecret(ctx, secret)
+	require.NoError(t, err)
+	require.NotNil(t, tok.RevokedAt)
+	_, _, err = runKeeper(t, env, "token", "revoke", "--domain", "supply", "--name", "nobody")
+	require.ErrorIs(t, err, store.ErrNotFound)
+
+	out, _, err = runKeeper(t, env, "verify", "--domain", "supply")
+	require.NoError(t, err)
+	require.Contains(t, out, "ok: ")
+	require.Contains(t, out, "head main ")
+	var id string
+	require.NoError(t, s.Pool.QueryRow(ctx, `UPDATE revisions SET author = 'mallory'
+		WHERE id = (SELECT id FROM revisions ORDER BY seq LIMIT 1) RETURNING id`).Scan(&id))
+	_, _, err = runKeeper(t, env, "verify", "--domain", "supply")
+	require.ErrorContains(t, err, "revision "+id)
+}

@@ -37,6 +37,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 			return err
 		}
 		cfg.Database.URL = u
+		if cfg.Database.AppURL == "" {
+			pw, err := randomToken()
+			if err != nil {
+				return err
+			}
+			if cfg.Database.AppURL, err = pgcluster.WithUser(u, "lorebase_request", pw); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(stdout, "PostgreSQL: %s (data in %s, removed on exit)\n", redact(u), c.Dir())
 	}
 	if cfg.AdminToken == "" {
@@ -47,11 +56,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := store.Migrate(ctx, cfg.Database.URL); err != nil {
 		return err
 	}
+	if cfg.Database.AppURL != "" {
+		if err := store.EnsureRequestRole(ctx, cfg.Database.URL, cfg.Database.AppURL); err != nil {
+			return err
+		}
+	}
 	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	if err := checkRequestRole(ctx, s, log); err != nil {
+		return err
+	}
 	p, err := assemble(cfg, s, log)
 	if err != nil {
 		return err

@@ -30,16 +30,21 @@ type parts struct {
 	merges   *merge.Engine
 	log      *slog.Logger
 	stop     time.Duration // jobs.stop_timeout
+	sweeper  *jobs.Sweeper
+	sweepInt time.Duration
 }
 
 // assemble builds the River client that runs the jobs (index builds,
 // branch copies and deletions, batches sized by jobs.batch_target and
-// jobs.batch_contended, and the merge.proposal job), logging through log;
-// the pipeline, whose schema changes queue the per-Attribute index builds in
-// the same transaction; and the merge engine, which queues merges past
-// merge.job_threshold through the same client.
+// jobs.batch_contended, and the merge.proposal job), logging through log,
+// rescuing jobs stuck past jobs.rescue_stuck_after; the pipeline, whose
+// schema changes queue the per-Attribute index builds in the same
+// transaction; the merge engine, which queues merges past
+// merge.job_threshold through the same client; and the sweeper of stuck
+// branches and expired idempotency keys.
 func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, error) {
-	workers := jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg))
+	jc := jobs.ConfigFrom(cfg)
+	workers := jobs.NewWorkersWith(s, jc)
 	// The hooks below call client once it exists: it is created after the
 	// merge worker, which needs the pipeline, is registered.
 	var client *river.Client[pgx.Tx]
@@ -54,12 +59,14 @@ func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, erro
 	pipeline := commit.New(s, cc)
 	jobs.AddMergeWorker(workers, merge.New(s, pipeline))
 	var err error
-	if client, err = jobs.NewClient(s.Pool, workers, nil, log); err != nil {
+	if client, err = jobs.NewClientWith(s.Pool, workers, nil, jc, log); err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
 	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
 	return &parts{river: client, pipeline: pipeline, reader: reads.New(s, reads.ConfigFrom(cfg)), merges: merges,
-		log: log, stop: cfg.Jobs.StopTimeout}, nil
+		log: log, stop: cfg.Jobs.StopTimeout,
+		sweeper:  &jobs.Sweeper{Store: s, Client: client, IdempotencyTTL: cfg.Write.IdempotencyTTL, Log: log},
+		sweepInt: cfg.Jobs.SweepInterval}, nil
 }
 
 // server is the HTTP server over the parts, queueing branch jobs and big
@@ -79,7 +86,17 @@ func (p *parts) serveWith(ctx context.Context, serve func(context.Context) error
 	if err := p.river.Start(jobsCtx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
+	// The sweep re-queues the job of any branch left copying or deleting
+	// without one (at start, then every jobs.sweep_interval).
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() {
+		defer close(swept)
+		p.sweeper.Run(sweepCtx, p.sweepInt)
+	}()
 	err := serve(ctx)
+	stopSweep()
+	<-swept
 	stopCtx, cancel := context.WithTimeout(jobsCtx, p.stop)
 	defer cancel()
 	if serr := p.river.Stop(stopCtx); serr != nil {

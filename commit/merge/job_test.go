@@ -12,6 +12,7 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/commit/merge"
+	"github.com/lorebase/lorebase/internal/jobkind"
 	"github.com/lorebase/lorebase/jobs"
 )
 
@@ -47,7 +48,7 @@ func TestBigMergeJobSurvivesAKill(t *testing.T) {
 	require.True(t, res.Queued)
 	require.Len(t, queued, 1)
 	var jobsQueued int
-	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT count(*) FROM river_job WHERE kind = $1`, jobs.MergeJobKind).Scan(&jobsQueued))
+	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT count(*) FROM river_job WHERE kind = $1`, jobkind.Merge).Scan(&jobsQueued))
 	require.Equal(t, 1, jobsQueued, "the job is queued with the state change")
 	shown, _, err := e.Show(b.ctx, b.domain, p.ID)
 	require.NoError(t, err)

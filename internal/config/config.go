@@ -17,6 +17,7 @@ type Config struct {
 	Branches Branches
 	Merge    Merge
 	Auth     Auth
+	Quota    Quota
 	// AdminToken is the bootstrap admin's bearer token; empty disables it.
 	AdminToken string
 }
@@ -26,6 +27,11 @@ type Database struct {
 	URL              string
 	StatementTimeout time.Duration
 	MaxConns         int
+	// AppURL is the request connections' login role (a member of
+	// lorebase_app only); empty: requests use URL with SET ROLE.
+	AppURL string
+	// OwnerMaxConns sizes the owner's pool (jobs, token lookups).
+	OwnerMaxConns int
 }
 
 // HTTP is the http.* section.
@@ -34,6 +40,12 @@ type HTTP struct {
 	ReadTimeout     time.Duration
 	WriteTimeout    time.Duration
 	ShutdownTimeout time.Duration
+	// RequestTimeout is every request's deadline.
+	RequestTimeout time.Duration
+	// DomainConcurrency bounds one Domain's requests in flight.
+	DomainConcurrency int
+	// BodyConcurrency bounds the request bodies read at once.
+	BodyConcurrency int
 }
 
 // Store is the store.* section.
@@ -62,6 +74,8 @@ type Read struct {
 	History      Limit
 	Page         PageLimit
 	Neighborhood Neighborhood
+	// AtMaxChanges bounds the changes a read as of a Revision replays.
+	AtMaxChanges int
 }
 
 // Limit holds a default page size.
@@ -85,6 +99,7 @@ type Neighborhood struct {
 type Write struct {
 	CopyThresholdRows int
 	MaxChanges        int
+	IdempotencyTTL    time.Duration
 }
 
 // Jobs is the jobs.* section.
@@ -92,6 +107,19 @@ type Jobs struct {
 	BatchTarget    time.Duration
 	BatchContended time.Duration
 	StopTimeout    time.Duration
+	// RescueStuckAfter: a running job older than this is presumed dead.
+	RescueStuckAfter time.Duration
+	// SweepInterval: how often stuck branches and expired keys are swept.
+	SweepInterval time.Duration
+	// Workers is how many jobs run at once.
+	Workers int
+}
+
+// Quota is the quota.* section: limits per Domain.
+type Quota struct {
+	Branches          int
+	IndexedAttributes int
+	CopiesInFlight    int
 }
 
 // Branches is the branches.* section.

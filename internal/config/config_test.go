@@ -110,6 +110,8 @@ func TestEveryKeyHasAnEnvironmentVariable(t *testing.T) {
 			env[config.EnvName(k.Name)] = "4096"
 		case "jobs.batch_contended":
 			env[config.EnvName(k.Name)] = "11ms"
+		case "database.app_url":
+			env[config.EnvName(k.Name)] = "postgres://request@x/y"
 		default:
 			switch k.Type() {
 			case "duration":
@@ -128,6 +130,8 @@ func TestEveryKeyHasAnEnvironmentVariable(t *testing.T) {
 	require.Equal(t, 3, cfg.Database.MaxConns)
 	require.Equal(t, 3, cfg.Write.MaxChanges)
 	require.Equal(t, 11*time.Millisecond, cfg.Jobs.BatchContended)
+	require.Equal(t, "postgres://request@x/y", cfg.Database.AppURL)
+	require.Equal(t, 12*time.Millisecond, cfg.HTTP.RequestTimeout)
 	require.Equal(t, 12*time.Millisecond, cfg.Auth.TokenCache)
 	require.Equal(t, "LOREBASE_STORE_READS_SEARCH_CANDIDATES", config.EnvName("store.reads.search_candidates"))
 	require.Equal(t, "LOREBASE_ADMIN_TOKEN", config.EnvName("admin_token"))
@@ -159,6 +163,8 @@ func TestErrors(t *testing.T) {
 		{"short admin token", "", map[string]string{"LOREBASE_ADMIN_TOKEN": "short"}, []string{"admin_token"}},
 		{"contended > target", "", map[string]string{"LOREBASE_JOBS_BATCH_CONTENDED": "500ms"}, []string{"jobs.batch_contended"}},
 		{"tiny body", "", map[string]string{"LOREBASE_HTTP_MAX_BODY_BYTES": "10"}, []string{"http.max_body_bytes"}},
+		{"app url is the owner", "", map[string]string{"LOREBASE_DATABASE_URL": "postgres://o@h/d", "LOREBASE_DATABASE_APP_URL": "postgres://o@h/d"}, []string{"database.app_url"}},
+		{"zero idempotency ttl", "", map[string]string{"LOREBASE_WRITE_IDEMPOTENCY_TTL": "0s"}, []string{"write.idempotency_ttl"}},
 		{"too many conns", "", map[string]string{"LOREBASE_DATABASE_MAX_CONNS": "10001"}, []string{"database.max_conns"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

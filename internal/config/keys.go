@@ -20,10 +20,15 @@ var keys = []Key{
 	{"database.url", "", nil, "the owner's PostgreSQL connection URL. Required by `serve`, `migrate`, `token`, `demo`; `run` starts a throwaway cluster when it is unset.", func(c *Config) any { return &c.Database.URL }},
 	{"database.statement_timeout", "30s", positive, "PostgreSQL `statement_timeout` of every pooled connection. A statement stopped by it answers 503.", func(c *Config) any { return &c.Database.StatementTimeout }},
 	{"database.max_conns", "0", between(0, 10000), "connection pool size; 0 is the driver's default (the larger of 4 and the number of CPUs).", func(c *Config) any { return &c.Database.MaxConns }},
+	{"database.app_url", "", nil, "the request connections' URL: a login role that is a member of `lorebase_app` only, so SQL run on a request connection can never become the owner. `keeper migrate` creates the role it names, with its password, when absent. Empty: requests use the owner's connection and `SET ROLE` (a weaker boundary; Keeper warns at start).", func(c *Config) any { return &c.Database.AppURL }},
+	{"database.owner_max_conns", "0", between(0, 10000), "size of the owner's pool, apart from the request pool: background jobs and token lookups. 0 is the driver's default.", func(c *Config) any { return &c.Database.OwnerMaxConns }},
 	{"http.max_body_bytes", "33554432", atLeast(1024), "largest request body (32 MiB by default); a larger one is refused with 413 and nothing is written.", func(c *Config) any { return &c.HTTP.MaxBodyBytes }},
 	{"http.read_timeout", "60s", positive, "time to read a whole request, body included.", func(c *Config) any { return &c.HTTP.ReadTimeout }},
 	{"http.write_timeout", "120s", positive, "time from the end of the request headers to the end of the response (covers a large commit).", func(c *Config) any { return &c.HTTP.WriteTimeout }},
 	{"http.shutdown_timeout", "20s", positive, "on SIGINT/SIGTERM, how long requests in flight may take to finish.", func(c *Config) any { return &c.HTTP.ShutdownTimeout }},
+	{"http.request_timeout", "30s", positive, "every request's deadline: past it the request is stopped and answered 503.", func(c *Config) any { return &c.HTTP.RequestTimeout }},
+	{"http.domain_concurrency", "32", positive, "most requests of one Domain in flight at once (per Keeper); more are answered 503 with `Retry-After` at once, never queued.", func(c *Config) any { return &c.HTTP.DomainConcurrency }},
+	{"http.body_concurrency", "8", positive, "most request bodies read and decoded at once (per Keeper); more wait for a turn within the request's deadline, then 503.", func(c *Config) any { return &c.HTTP.BodyConcurrency }},
 	{"store.reads.search_candidates", "1000", positive, "most full-text matches a search ranks.", func(c *Config) any { return &c.Store.Reads.SearchCandidates }},
 	{"search.partial.min_results", "5", positive, "when every-term matching finds fewer results than this, partial matching ranks Records holding some of the terms.", func(c *Config) any { return &c.Search.Partial.MinResults }},
 	{"search.partial.candidates", "100", positive, "most partial matches ranked.", func(c *Config) any { return &c.Search.Partial.Candidates }},
@@ -32,11 +37,19 @@ var keys = []Key{
 	{"read.page.max_limit", "1000", positive, "largest `limit` accepted by any paged read; larger is 400.", func(c *Config) any { return &c.Read.Page.MaxLimit }},
 	{"read.neighborhood.max_limit", "1000", positive, "largest `limit` of a neighborhood read.", func(c *Config) any { return &c.Read.Neighborhood.MaxLimit }},
 	{"read.neighborhood.max_depth", "3", positive, "largest `depth` of a neighborhood read.", func(c *Config) any { return &c.Read.Neighborhood.MaxDepth }},
+	{"read.at_max_changes", "100000", positive, "most changes made since a Revision that a read as of it (`at=`) may replay; past it the read is 422 (fork a branch at that Revision instead). Bounds the history one read scans.", func(c *Config) any { return &c.Read.AtMaxChanges }},
 	{"write.copy_threshold_rows", "500", positive, "commit batches of more rows than this go through `COPY` into a staging table.", func(c *Config) any { return &c.Write.CopyThresholdRows }},
 	{"write.max_changes", "50000", positive, "most changes in one commit.", func(c *Config) any { return &c.Write.MaxChanges }},
+	{"write.idempotency_ttl", "24h", positive, "how long an `Idempotency-Key` is remembered (per token); after it the key is free again.", func(c *Config) any { return &c.Write.IdempotencyTTL }},
 	{"jobs.batch_target", "200ms", positive, "how long a background batch (branch copy, delete) aims to hold a branch lock.", func(c *Config) any { return &c.Jobs.BatchTarget }},
 	{"jobs.batch_contended", "50ms", positive, "the batch target once a commit had to wait for a batch. At most `jobs.batch_target`.", func(c *Config) any { return &c.Jobs.BatchContended }},
 	{"jobs.stop_timeout", "30s", positive, "on SIGINT/SIGTERM, once the HTTP server has drained, how long running jobs may take to finish before they are cancelled (a cancelled job is retried by the next Keeper).", func(c *Config) any { return &c.Jobs.StopTimeout }},
+	{"jobs.rescue_stuck_after", "2m", positive, "a running job not finished after this long is presumed dead (its Keeper was killed) and run again. Longer than any job batch.", func(c *Config) any { return &c.Jobs.RescueStuckAfter }},
+	{"jobs.sweep_interval", "1m", positive, "how often (and at start) a branch left `copying` or `deleting` without a live job gets its job again, and expired idempotency keys are removed.", func(c *Config) any { return &c.Jobs.SweepInterval }},
+	{"jobs.workers", "2", between(1, 64), "background jobs run at once by one Keeper.", func(c *Config) any { return &c.Jobs.Workers }},
+	{"quota.branches", "10000", positive, "most branches of one Domain; one more is 429 naming the quota.", func(c *Config) any { return &c.Quota.Branches }},
+	{"quota.indexed_attributes", "64", positive, "most indexed or unique Attributes (each a per-Attribute index) in a branch's schema; a schema past it is 422 naming the quota.", func(c *Config) any { return &c.Quota.IndexedAttributes }},
+	{"quota.copies_in_flight", "4", positive, "most copy branches of one Domain still copying; one more copy is 429 naming the quota.", func(c *Config) any { return &c.Quota.CopiesInFlight }},
 	{"branches.overlay_index_threshold", "10000", positive, "own Records of one Kind past which an overlay gets per-Attribute indexes of its own (built by the `store.index` job queued in the commit that crossed it). Below it, an attribute query reads the overlay's own Records of the Kind through the Kind index and filters them. See docs/branches.md.", func(c *Config) any { return &c.Branches.OverlayIndexThreshold }},
 	{"merge.job_threshold", "5000", nonNegative, "a Proposal merge whose write set (changed Records and Links) is larger than this runs as a `merge.proposal` job: the request answers 202 and the Proposal shows the job's progress; the merge commit still lands whole or not at all. `0` runs every merge in its request.", func(c *Config) any { return &c.Merge.JobThreshold }},
 	{"auth.token_cache", "5s", nonNegative, "how long a resolved bearer token stays in memory (keyed by its hash; only existing tokens are cached). `0s` looks every request's token up.", func(c *Config) any { return &c.Auth.TokenCache }},
@@ -53,6 +66,12 @@ var relations = []struct {
 	}},
 	{"read.history.default_limit", func(c *Config) string {
 		return exceeds(c.Read.History.DefaultLimit, c.Read.Page.MaxLimit, "read.page.max_limit")
+	}},
+	{"database.app_url", func(c *Config) string {
+		if c.Database.AppURL != "" && c.Database.AppURL == c.Database.URL {
+			return "must log in as the request role, not as the owner of database.url"
+		}
+		return ""
 	}},
 	{"jobs.batch_contended", func(c *Config) string {
 		return exceeds(c.Jobs.BatchContended, c.Jobs.BatchTarget, "jobs.batch_target")

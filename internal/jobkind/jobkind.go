@@ -10,4 +10,8 @@ const (
 	Materialize = "store.materialize"
 	// BranchDelete removes the rows of a branch marked deleting.
 	BranchDelete = "store.branch_delete"
+	// IndexDrop drops a per-Attribute index a schema change left unused.
+	IndexDrop = "store.index_drop"
+	// Merge lands a Proposal's merge too large for its request.
+	Merge = "merge.proposal"
 )

@@ -21,13 +21,15 @@ func TestHealthReadyMetrics(t *testing.T) {
 	e.must(http.StatusOK, "GET", "/healthz", "", nil)
 	ready := e.must(http.StatusOK, "GET", "/readyz", "", nil).JSON(t)
 	require.Equal(t, "ready", ready["status"])
+	require.NotContains(t, ready, "migrations", "no versions without a token")
 
 	e.must(http.StatusUnauthorized, "GET", "/v1/domains", "", nil)
 	m := e.must(http.StatusOK, "GET", "/metrics", "", nil).String()
 	require.Contains(t, m, `lorebase_http_requests_total{method="GET",route="/readyz",status="200"} 1`)
 	require.Contains(t, m, `lorebase_http_requests_total{method="GET",route="/v1/*",status="401"} 1`)
 	require.Contains(t, m, "lorebase_http_request_duration_seconds_bucket")
-	require.Contains(t, m, "lorebase_db_pool_max_connections")
+	require.Contains(t, m, `lorebase_db_pool_max_connections{pool="requests"}`)
+	require.Contains(t, m, `lorebase_db_pool_max_connections{pool="owner"}`)
 }
 
 func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
@@ -53,6 +55,7 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	srv.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "run keeper migrate")
+	require.NotContains(t, rec.Body.String(), "river_current", "no versions without a token")
 }
 
 func TestDomains(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/lorebase/lorebase/store"
 )
@@ -30,6 +31,15 @@ func (p *principal) name() string {
 		return "admin"
 	}
 	return p.token.Name
+}
+
+// scope is whose Idempotency-Keys the principal's are: its token's id, or
+// "admin" for the bootstrap admin (token ids are ULIDs, never "admin").
+func (p *principal) scope() string {
+	if p.bootstrap {
+		return "admin"
+	}
+	return p.token.ID
 }
 
 // canWrite reports whether the principal may commit to a branch.
@@ -103,7 +113,7 @@ func (s *Server) principal(r *http.Request) (*principal, error) {
 	cacheKey := string(sum)
 	if s.tokens != nil {
 		if t, ok := s.tokens.Get(cacheKey); ok {
-			return &principal{token: t}, nil
+			return tokenPrincipal(t)
 		}
 	}
 	t, err := s.store.TokenByHash(r.Context(), sum)
@@ -113,8 +123,19 @@ func (s *Server) principal(r *http.Request) (*principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.tokens != nil {
+	if s.tokens != nil && t.RevokedAt == nil {
 		s.tokens.Add(cacheKey, t)
+	}
+	return tokenPrincipal(t)
+}
+
+// tokenPrincipal refuses a revoked or expired token.
+func tokenPrincipal(t *store.Token) (*principal, error) {
+	switch {
+	case t.RevokedAt != nil:
+		return nil, errUnauthorized("The token was revoked.")
+	case !t.Valid(time.Now()):
+		return nil, errUnauthorized("The token has expired.")
 	}
 	return &principal{token: t}, nil
 }
@@ -150,7 +171,7 @@ func (s *Server) withDomain(next http.Handler) http.Handler {
 				return
 			}
 			d := &store.Domain{ID: p.token.DomainID, Name: p.token.Domain}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)))
+			s.limitDomain(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)), d.ID, next)
 			return
 		}
 		d, err := s.store.DomainByName(r.Context(), name)
@@ -162,6 +183,6 @@ func (s *Server) withDomain(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)))
+		s.limitDomain(w, r.WithContext(context.WithValue(r.Context(), domainKey, d)), d.ID, next)
 	})
 }

@@ -111,6 +111,7 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) error {
 	if req.Name != "" && store.ValidBranchName(req.Name) && !p.canWrite(req.Name) {
 		return errForbidden("This token may not create the branch " + quote(req.Name) + " (its branches: " + strings.Join(p.token.Branches, ", ") + ").")
 	}
+	req.MaxBranches, req.MaxCopies = s.cfg.Quota.Branches, s.cfg.Quota.CopiesInFlight
 	b, err := s.store.CreateBranch(r.Context(), domainFrom(r.Context()).ID, req, s.branchJobs)
 	if err != nil {
 		return err
@@ -321,6 +322,7 @@ func (s *Server) postCommit(w http.ResponseWriter, r *http.Request) error {
 	if req.Author == "" {
 		req.Author = p.name()
 	}
+	req.IdempotencyScope = p.scope()
 	res, err := s.commits.Commit(r.Context(), domainFrom(r.Context()).ID, name, &req, idem)
 	if err != nil {
 		return err

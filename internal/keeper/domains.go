@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,16 +88,21 @@ type createTokenRequest struct {
 	Domain   string   `json:"domain"`
 	Role     string   `json:"role"`
 	Branches []string `json:"branches"`
+	// ExpiresIn is the token's lifetime: seconds (a number) or a duration
+	// ("24h", "90m"); absent, it never expires.
+	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
+	expiresIn time.Duration
 }
 
 type createTokenResponse struct {
-	Token     string    `json:"token"`
-	ID        string    `json:"id"`
-	Name      string    `json:"name"`
-	Domain    string    `json:"domain"`
-	Role      string    `json:"role"`
-	Branches  []string  `json:"branches"`
-	CreatedAt time.Time `json:"created_at"`
+	Token     string     `json:"token"`
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Domain    string     `json:"domain"`
+	Role      string     `json:"role"`
+	Branches  []string   `json:"branches"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at"`
 }
 
 // createToken: POST /v1/tokens. The bootstrap admin mints tokens for any
@@ -133,7 +139,12 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	secret, t, err := s.store.CreateToken(r.Context(), d.ID, req.Name, req.Role, req.Branches)
+	var expiresAt *time.Time
+	if req.expiresIn > 0 {
+		at := time.Now().Add(req.expiresIn).UTC().Truncate(time.Microsecond)
+		expiresAt = &at
+	}
+	secret, t, err := s.store.CreateToken(r.Context(), d.ID, req.Name, req.Role, req.Branches, expiresAt)
 	if errors.Is(err, store.ErrConflict) {
 		return newProblem(http.StatusConflict, "conflict", "Conflict",
 			"A token named "+quote(req.Name)+" exists already in the Domain "+quote(req.Domain)+".")
@@ -143,6 +154,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, createTokenResponse{
 		Token: secret, ID: t.ID, Name: t.Name, Domain: t.Domain, Role: t.Role, Branches: t.Branches, CreatedAt: t.CreatedAt,
+		ExpiresAt: t.ExpiresAt,
 	})
 	return nil
 }
@@ -186,6 +198,13 @@ func checkTokenRequest(req *createTokenRequest) error {
 			add(fmt.Sprintf("branches[%d]", i), "invalid_pattern",
 				fmt.Sprintf("%s is not a branch pattern: branch-name characters (letters, digits, . _ / -) and *, at most 128.", quote(b)))
 		}
+	}
+	if len(req.ExpiresIn) > 0 && string(req.ExpiresIn) != "null" {
+		d, err := parseExpiresIn(req.ExpiresIn)
+		if err != nil {
+			add("expires_in", "invalid_expires_in", err.Error())
+		}
+		req.expiresIn = d
 	}
 	if len(problems) > 0 {
 		return lberr.Fields(lberr.Invalid, "Invalid token request", problems...)

@@ -56,7 +56,13 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 		o(&cfg)
 	}
 	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.ConfigFrom(cfg))
+	url := pgtest.NewDatabase(t)
+	cfg.Database.URL = url
+	if cfg.Database.AppURL == "" {
+		cfg.Database.AppURL = pgtest.AppURL(t, url)
+	}
+	require.NoError(t, cfg.Validate())
+	s, err := store.Open(ctx, url, store.ConfigFrom(cfg))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))

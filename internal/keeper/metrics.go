@@ -1,6 +1,7 @@
 package keeper
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/lorebase/lorebase/store"
 )
 
 // metrics are one Server's Prometheus collectors, in a registry of its own
@@ -21,7 +24,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics(pool *pgxpool.Pool) *metrics {
+func newMetrics(s *store.Store) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -37,8 +40,9 @@ func newMetrics(pool *pgxpool.Pool) *metrics {
 	m.registry.MustRegister(m.requests, m.duration,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if pool != nil {
-		m.registry.MustRegister(&poolCollector{pool: pool})
+	if s != nil {
+		m.registry.MustRegister(newPoolCollector(s.Requests, "requests"), newPoolCollector(s.Pool, "owner"),
+			&jobCollector{pool: s.Pool})
 	}
 	return m
 }
@@ -80,30 +84,67 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// poolCollector reports the connection pool's statistics when scraped.
-type poolCollector struct{ pool *pgxpool.Pool }
+// poolCollector reports a connection pool's statistics when scraped,
+// labeled with the pool's name (requests, owner).
+type poolCollector struct {
+	pool                                           *pgxpool.Pool
+	total, idle, acquired, maxConns, waits, waited *prometheus.Desc
+}
 
-var (
-	poolTotalDesc    = prometheus.NewDesc("lorebase_db_pool_connections", "Connections in the pool.", nil, nil)
-	poolIdleDesc     = prometheus.NewDesc("lorebase_db_pool_idle_connections", "Idle connections in the pool.", nil, nil)
-	poolAcquiredDesc = prometheus.NewDesc("lorebase_db_pool_acquired_connections", "Connections in use.", nil, nil)
-	poolMaxDesc      = prometheus.NewDesc("lorebase_db_pool_max_connections", "The pool's maximum size.", nil, nil)
-	poolWaitsDesc    = prometheus.NewDesc("lorebase_db_pool_empty_acquire_total", "Acquires that waited for a connection.", nil, nil)
-	poolWaitDesc     = prometheus.NewDesc("lorebase_db_pool_acquire_wait_seconds_total", "Time spent waiting for connections.", nil, nil)
-)
+func newPoolCollector(pool *pgxpool.Pool, name string) *poolCollector {
+	l := prometheus.Labels{"pool": name}
+	return &poolCollector{
+		pool:     pool,
+		total:    prometheus.NewDesc("lorebase_db_pool_connections", "Connections in the pool.", nil, l),
+		idle:     prometheus.NewDesc("lorebase_db_pool_idle_connections", "Idle connections in the pool.", nil, l),
+		acquired: prometheus.NewDesc("lorebase_db_pool_acquired_connections", "Connections in use.", nil, l),
+		maxConns: prometheus.NewDesc("lorebase_db_pool_max_connections", "The pool's maximum size.", nil, l),
+		waits:    prometheus.NewDesc("lorebase_db_pool_empty_acquire_total", "Acquires that waited for a connection.", nil, l),
+		waited:   prometheus.NewDesc("lorebase_db_pool_acquire_wait_seconds_total", "Time spent waiting for connections.", nil, l),
+	}
+}
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{poolTotalDesc, poolIdleDesc, poolAcquiredDesc, poolMaxDesc, poolWaitsDesc, poolWaitDesc} {
+	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.maxConns, c.waits, c.waited} {
 		ch <- d
 	}
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.pool.Stat()
-	ch <- prometheus.MustNewConstMetric(poolTotalDesc, prometheus.GaugeValue, float64(st.TotalConns()))
-	ch <- prometheus.MustNewConstMetric(poolIdleDesc, prometheus.GaugeValue, float64(st.IdleConns()))
-	ch <- prometheus.MustNewConstMetric(poolAcquiredDesc, prometheus.GaugeValue, float64(st.AcquiredConns()))
-	ch <- prometheus.MustNewConstMetric(poolMaxDesc, prometheus.GaugeValue, float64(st.MaxConns()))
-	ch <- prometheus.MustNewConstMetric(poolWaitsDesc, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
-	ch <- prometheus.MustNewConstMetric(poolWaitDesc, prometheus.CounterValue, st.EmptyAcquireWaitTime().Seconds())
+	ch <- prometheus.MustNewConstMetric(c.total, prometheus.GaugeValue, float64(st.TotalConns()))
+	ch <- prometheus.MustNewConstMetric(c.idle, prometheus.GaugeValue, float64(st.IdleConns()))
+	ch <- prometheus.MustNewConstMetric(c.acquired, prometheus.GaugeValue, float64(st.AcquiredConns()))
+	ch <- prometheus.MustNewConstMetric(c.maxConns, prometheus.GaugeValue, float64(st.MaxConns()))
+	ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(st.EmptyAcquireCount()))
+	ch <- prometheus.MustNewConstMetric(c.waited, prometheus.CounterValue, st.EmptyAcquireWaitTime().Seconds())
+}
+
+// jobsDesc counts River jobs by state: discarded jobs (attempts used up)
+// are the ones a person must look at.
+var jobsDesc = prometheus.NewDesc("lorebase_jobs", "Background jobs by kind and state (discarded: every attempt failed).", []string{"kind", "state"}, nil)
+
+// jobCollector reads the job counts from river_job when scraped (owner's
+// pool, bounded by a short timeout).
+type jobCollector struct{ pool *pgxpool.Pool }
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := c.pool.Query(ctx, `SELECT kind, state::text, count(*) FROM river_job
+		WHERE state IN ('available', 'running', 'retryable', 'discarded', 'scheduled') GROUP BY 1, 2`)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, state string
+		var n int64
+		if rows.Scan(&kind, &state, &n) != nil {
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), kind, state)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -92,6 +93,8 @@ func kindAnswer(k lberr.Kind) (status int, slug, title string) {
 		return http.StatusServiceUnavailable, "unavailable", "Service unavailable"
 	case lberr.Canceled:
 		return http.StatusServiceUnavailable, "canceled", "Request canceled"
+	case lberr.TooMany:
+		return http.StatusTooManyRequests, "quota", "Quota reached"
 	}
 	return http.StatusInternalServerError, "internal", "Internal server error"
 }
@@ -193,6 +196,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.String("request_id", middleware.GetReqID(r.Context())),
 			slog.String("method", r.Method), slog.String("path", r.URL.EscapedPath()),
 			slog.Int("status", p.Status), slog.String("error", err.Error()))
+	}
+	if (p.Status == http.StatusServiceUnavailable || p.Status == http.StatusTooManyRequests) && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter/time.Second)))
 	}
 	if p.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="lorebase"`)

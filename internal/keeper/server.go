@@ -37,6 +37,8 @@ type Server struct {
 	branchJobs store.BranchJobs
 	// merges computes diffs and merges and keeps Proposals.
 	merges *merge.Engine
+	// limits bound the work in flight per Domain and of large bodies.
+	limits *limits
 }
 
 // Parts are what a Server serves with; cmd/keeper builds them.
@@ -62,7 +64,8 @@ func New(cfg config.Config, p Parts) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	srv := &Server{cfg: cfg, store: p.Store, commits: p.Pipeline, reads: p.Reader, log: log,
-		metrics: newMetrics(p.Store.Pool), branchJobs: p.Jobs}
+		metrics: newMetrics(p.Store), branchJobs: p.Jobs,
+		limits: newLimits(cfg.HTTP.DomainConcurrency, cfg.HTTP.BodyConcurrency)}
 	if cfg.Auth.TokenCache > 0 {
 		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, cfg.Auth.TokenCache)
 	}
@@ -97,7 +100,7 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.withDeadline, s.limitBodies, s.authenticate)
 		r.Post("/domains", s.handle(s.createDomain))
 		r.Get("/domains", s.handle(s.listDomains))
 		r.Post("/tokens", s.handle(s.createToken))
@@ -105,6 +108,8 @@ func (s *Server) routes() http.Handler {
 			r.Use(s.withDomain)
 			r.Get("/", s.handle(s.showDomain))
 			r.Get("/revisions/{id}", s.handle(s.getRevision))
+			r.Get("/tokens", s.handle(s.listTokens))
+			r.Delete("/tokens/{id}", s.handle(s.revokeToken))
 			r.Get("/branches", s.handle(s.listBranches))
 			r.Post("/branches", s.handle(s.createBranch))
 			r.Route("/branches/{branch}", func(r chi.Router) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 
 	"github.com/jackc/pgerrcode"
@@ -38,9 +40,12 @@ const (
 	Unavailable
 	// Canceled: the caller went away.
 	Canceled
+	// TooMany: a quota of the Domain is used up; retry once something is
+	// freed (a copy finishes, a branch is deleted).
+	TooMany
 )
 
-var kindNames = [...]string{"internal", "invalid", "unprocessable", "not found", "conflict", "too large", "timeout", "unavailable", "canceled"}
+var kindNames = [...]string{"internal", "invalid", "unprocessable", "not found", "conflict", "too large", "timeout", "unavailable", "canceled", "too many"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -157,6 +162,12 @@ func KindOf(err error) Kind {
 	}
 	if k, ok := DatabaseKind(err); ok {
 		return k
+	}
+	// The connection to the database broke mid-statement (the server
+	// restarted or the network dropped): retrying later is all there is.
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return Unavailable
 	}
 	return Internal
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"testing"
 
 	"github.com/jackc/pgerrcode"
@@ -37,6 +39,8 @@ func TestKindOf(t *testing.T) {
 		{"program limit", pg(pgerrcode.ProgramLimitExceeded), lberr.TooLarge},
 		{"admin shutdown", pg(pgerrcode.AdminShutdown), lberr.Unavailable},
 		{"connection", pg(pgerrcode.ConnectionFailure), lberr.Unavailable},
+		{"connection reset mid-statement", fmt.Errorf("get record: %w", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("connection reset by peer")}), lberr.Unavailable},
+		{"connection closed mid-statement", fmt.Errorf("get record: %w", io.ErrUnexpectedEOF), lberr.Unavailable},
 		{"syntax error", pg(pgerrcode.SyntaxError), lberr.Internal},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -156,6 +156,21 @@ func Start(ctx context.Context, opts StartOptions) (*Cluster, error) {
 // Dir is the directory holding the cluster.
 func (c *Cluster) Dir() string { return c.dir }
 
+// Halt stops the server at once (as a crash would: -m immediate),
+// keeping its files; Resume starts it again on the same port.
+func (c *Cluster) Halt(ctx context.Context) error {
+	return c.pg(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "immediate", "-w", "stop")
+}
+
+// Resume starts a halted cluster on its port and waits until it answers.
+func (c *Cluster) Resume(ctx context.Context) error {
+	if err := c.pg(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "postgres.log"), "-w", "-t", "60",
+		"-o", fmt.Sprintf("-p %d", c.port), "start"); err != nil {
+		return fmt.Errorf("pg_ctl start: %w", err)
+	}
+	return waitReady(ctx, c.URL)
+}
+
 // Stop stops the cluster and removes its files.
 func (c *Cluster) Stop() error {
 	if c == nil || c.dir == "" {
@@ -219,5 +234,15 @@ func WithDatabase(connURL, name string) (string, error) {
 		return "", fmt.Errorf("parse database URL: %w", err)
 	}
 	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// WithUser is connURL logging in as user with password.
+func WithUser(connURL, user, password string) (string, error) {
+	u, err := url.Parse(connURL)
+	if err != nil {
+		return "", fmt.Errorf("parse database URL: %w", err)
+	}
+	u.User = url.UserPassword(user, password)
 	return u.String(), nil
 }

@@ -77,6 +77,15 @@ func (s *shared) init() {
 		s.err = fmt.Errorf("migrate template database: %w", err)
 		return
 	}
+	appURL, err := pgcluster.WithUser(tmplURL, RequestRole, requestPassword)
+	if err != nil {
+		s.err = err
+		return
+	}
+	if err := store.EnsureRequestRole(ctx, tmplURL, appURL); err != nil {
+		s.err = fmt.Errorf("create the request role: %w", err)
+		return
+	}
 	s.template = name
 }
 
@@ -114,6 +123,24 @@ func NewDatabase(t testing.TB) string {
 			t.Logf("pgtest: %v", err)
 		}
 	})
+	return u
+}
+
+// RequestRole is the login role of request connections in tests (roles
+// are cluster-wide: one serves every test database).
+const RequestRole = "lorebase_request"
+
+// requestPassword is RequestRole's password on servers that ask for one.
+const requestPassword = "lorebase-request-test"
+
+// AppURL is the request connection (database.app_url) of a test database
+// whose owner's URL is ownerURL: the same database as RequestRole.
+func AppURL(t testing.TB, ownerURL string) string {
+	t.Helper()
+	u, err := pgcluster.WithUser(ownerURL, RequestRole, requestPassword)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
 	return u
 }
 

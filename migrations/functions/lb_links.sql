@@ -22,7 +22,7 @@ BEGIN
         RAISE EXCEPTION 'direction must be out, in or both' USING ERRCODE = '22023';
     END IF;
     IF c.single THEN
-        PERFORM lb_require_record(c.d, c.b, p_key, NULL);
+        PERFORM lb_require_record(c.b, p_key, NULL);
         RETURN QUERY EXECUTE lb_links_sql_single(p_branch, p_key, p_direction, p_relation, NULL);
         RETURN;
     END IF;

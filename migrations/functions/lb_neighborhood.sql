@@ -26,7 +26,7 @@ BEGIN
         RAISE EXCEPTION 'limit out of range' USING ERRCODE = '22023';
     END IF;
     IF c.single THEN
-        PERFORM lb_require_record(c.d, c.b, p_key, NULL);
+        PERFORM lb_require_record(c.b, p_key, NULL);
         RETURN QUERY EXECUTE lb_neighborhood_sql_single(p_branch, p_key, p_depth, p_limit, p_fanout);
         RETURN;
     END IF;

@@ -12,7 +12,7 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF c.single THEN
-        PERFORM lb_require_record(c.d, c.b, p_key, NULL);
+        PERFORM lb_require_record(c.b, p_key, NULL);
         RETURN;
     END IF;
     EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s e WHERE e.present)', lb_rec_eff_sql(c.d, c.bs, c.cs, c.hs, format('%L', p_key)))

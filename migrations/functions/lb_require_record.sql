@@ -1,12 +1,14 @@
 -- lb_require_record raises 'record not found' unless the Record exists on
--- the branch (at the head, or as of seq p_at).
-CREATE OR REPLACE FUNCTION lb_require_record(d integer, b integer, p_key text, p_at bigint)
+-- branch b of the transaction's Domain (at the head, or as of seq p_at).
+-- The Domain comes from lb_domain() only, never from a parameter.
+CREATE OR REPLACE FUNCTION lb_require_record(b integer, p_key text, p_at bigint)
  RETURNS void
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
+    d int := lb_domain();
     ok boolean;
 BEGIN
     IF p_at IS NULL THEN

@@ -26,7 +26,7 @@ BEGIN
     SELECT array_agg(t.term),
            coalesce(jsonb_object_agg(t.word, to_jsonb(t.corrections)) FILTER (WHERE cardinality(t.corrections) > 0), '{}')
       INTO terms, corr
-      FROM lb_search_terms_levels(c.d, c.bs, p_query) t;
+      FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
         RETURN QUERY EXECUTE lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit);

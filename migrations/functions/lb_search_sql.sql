@@ -14,7 +14,7 @@ DECLARE
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
-    SELECT array_agg(t.term) INTO terms FROM lb_search_terms_levels(c.d, c.bs, p_query) t;
+    SELECT array_agg(t.term) INTO terms FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NULL THEN
         RETURN;
     END IF;

@@ -1,12 +1,14 @@
--- lb_search_terms returns the query's words, each with its corrections,
--- and its term as a tsquery.
-CREATE OR REPLACE FUNCTION lb_search_terms(d integer, b integer, p_query text)
+-- lb_search_terms returns the query's words, each with its corrections
+-- from the lexicon of branch b of the transaction's Domain (lb_domain(),
+-- never a parameter), and its term as a tsquery.
+CREATE OR REPLACE FUNCTION lb_search_terms(b integer, p_query text)
  RETURNS TABLE(word text, corrections text[], term tsquery)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
+    d int := lb_domain();
     w text;
     c text[];
     t tsquery;

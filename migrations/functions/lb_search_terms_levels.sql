@@ -1,20 +1,21 @@
 -- lb_search_terms_levels: the query's words, their corrections from the
 -- lexicons of every level (a word any level holds is not corrected) and
--- each word's term.
-CREATE OR REPLACE FUNCTION lb_search_terms_levels(d integer, bs integer[], p_query text)
+-- each word's term. The Domain is the transaction's (lb_domain()).
+CREATE OR REPLACE FUNCTION lb_search_terms_levels(bs integer[], p_query text)
  RETURNS TABLE(word text, corrections text[], term tsquery)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
+    d int := lb_domain();
     w text;
     c text[];
     t tsquery;
     i int;
 BEGIN
     IF cardinality(bs) = 1 THEN
-        RETURN QUERY SELECT * FROM lb_search_terms(d, bs[1], p_query);
+        RETURN QUERY SELECT * FROM lb_search_terms(bs[1], p_query);
         RETURN;
     END IF;
     FOR w IN SELECT x FROM unnest(tsvector_to_array(to_tsvector('simple', left(coalesce(p_query, ''), 500)))) x LIMIT 16 LOOP

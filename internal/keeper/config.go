@@ -66,6 +66,28 @@ type HTTPConfig struct {
 	WriteTimeoutMS int `yaml:"write_timeout_ms"`
 	// ShutdownTimeoutMS bounds the graceful shutdown (http.shutdown_timeout_ms).
 	ShutdownTimeoutMS int `yaml:"shutdown_timeout_ms"`
+	// RateLimit limits requests per token (http.rate_limit.*).
+	RateLimit RateLimitConfig `yaml:"rate_limit"`
+	// CacheMaxBytes bounds the response cache of reads; 0 keeps no
+	// answers (ETags and 304 still work) (http.cache_max_bytes).
+	CacheMaxBytes int64 `yaml:"cache_max_bytes"`
+	// TraceQueue bounds the trace steps waiting to be written; a full
+	// queue drops steps (http.trace_queue).
+	TraceQueue int `yaml:"trace_queue"`
+}
+
+// RateLimitConfig is the http.rate_limit.* section: per token and per
+// Keeper instance; 0 requests per second turns a class off.
+type RateLimitConfig struct {
+	// RequestsPerSecond is the average rate of every call (http.rate_limit.requests_per_second).
+	RequestsPerSecond int `yaml:"requests_per_second"`
+	// Burst is how many calls may come at once (http.rate_limit.burst; at least requests_per_second).
+	Burst int `yaml:"burst"`
+	// HeavyRequestsPerSecond is the tighter rate of search, neighborhood
+	// and merge calls (http.rate_limit.heavy_requests_per_second).
+	HeavyRequestsPerSecond int `yaml:"heavy_requests_per_second"`
+	// HeavyBurst is their burst (http.rate_limit.heavy_burst).
+	HeavyBurst int `yaml:"heavy_burst"`
 }
 
 // StoreConfig is the store.* section.
@@ -159,6 +181,8 @@ func DefaultConfig() Config {
 			ReadTimeoutMS:     60000,
 			WriteTimeoutMS:    120000,
 			ShutdownTimeoutMS: 20000,
+			CacheMaxBytes:     64 << 20,
+			TraceQueue:        10000,
 		},
 		Store:  StoreConfig{Reads: StoreReadsConfig{SearchCandidates: 1000}},
 		Search: SearchConfig{Partial: SearchPartialConfig{MinResults: 5, Candidates: 100}},
@@ -191,6 +215,12 @@ func (c *Config) keys() []configKey {
 		{"http.read_timeout_ms", &c.HTTP.ReadTimeoutMS},
 		{"http.write_timeout_ms", &c.HTTP.WriteTimeoutMS},
 		{"http.shutdown_timeout_ms", &c.HTTP.ShutdownTimeoutMS},
+		{"http.rate_limit.requests_per_second", &c.HTTP.RateLimit.RequestsPerSecond},
+		{"http.rate_limit.burst", &c.HTTP.RateLimit.Burst},
+		{"http.rate_limit.heavy_requests_per_second", &c.HTTP.RateLimit.HeavyRequestsPerSecond},
+		{"http.rate_limit.heavy_burst", &c.HTTP.RateLimit.HeavyBurst},
+		{"http.cache_max_bytes", &c.HTTP.CacheMaxBytes},
+		{"http.trace_queue", &c.HTTP.TraceQueue},
 		{"store.reads.search_candidates", &c.Store.Reads.SearchCandidates},
 		{"search.partial.min_results", &c.Search.Partial.MinResults},
 		{"search.partial.candidates", &c.Search.Partial.Candidates},
@@ -329,6 +359,25 @@ func (c *Config) Validate() error {
 		if p.v <= 0 {
 			bad(p.key, "must be a positive integer, got %d", p.v)
 		}
+	}
+	for _, k := range []struct {
+		key string
+		v   int
+	}{
+		{"http.rate_limit.requests_per_second", c.HTTP.RateLimit.RequestsPerSecond},
+		{"http.rate_limit.burst", c.HTTP.RateLimit.Burst},
+		{"http.rate_limit.heavy_requests_per_second", c.HTTP.RateLimit.HeavyRequestsPerSecond},
+		{"http.rate_limit.heavy_burst", c.HTTP.RateLimit.HeavyBurst},
+	} {
+		if k.v < 0 || k.v > 1000000 {
+			bad(k.key, "must be 0 (off) to 1000000, got %d", k.v)
+		}
+	}
+	if c.HTTP.CacheMaxBytes < 0 {
+		bad("http.cache_max_bytes", "must be 0 (no cache) or a positive number of bytes, got %d", c.HTTP.CacheMaxBytes)
+	}
+	if c.HTTP.TraceQueue < 1 || c.HTTP.TraceQueue > 10000000 {
+		bad("http.trace_queue", "must be 1 to 10000000, got %d", c.HTTP.TraceQueue)
 	}
 	if c.Auth.TokenCacheMS < 0 {
 		bad("auth.token_cache_ms", "must be 0 (no cache) or a positive number of milliseconds, got %d", c.Auth.TokenCacheMS)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
@@ -59,9 +60,19 @@ func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	startJobs(t, s, logger)
 	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()), logger)
-	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(specChecked(t, srv.Handler()))
 	t.Cleanup(hs.Close)
 	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
+}
+
+// specChecked validates every response the handler writes against the
+// OpenAPI document: an undocumented route, status or body fails the test.
+func specChecked(t *testing.T, h http.Handler) http.Handler {
+	t.Helper()
+	v, err := specvalidate.New()
+	require.NoError(t, err)
+	return v.Wrap(h, func(err error) { t.Errorf("OpenAPI: %v", err) })
 }
 
 // startJobs runs a River client with Lorebase's workers over the store

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -33,6 +34,13 @@ type Server struct {
 	handler http.Handler
 	// branchJobs queues branch copies and deletions in their transactions.
 	branchJobs store.BranchJobs
+	// Agent interfaces (agents.go): the OpenAPI document, trace writer,
+	// response cache, rate limits and the MCP endpoint.
+	spec      []byte
+	traces    *traceWriter
+	cache     *responseCache
+	limits    *rateLimits
+	closeOnce sync.Once
 }
 
 // New returns a Server. cfg should have passed Validate; log may be nil
@@ -49,6 +57,7 @@ func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *s
 		srv.adminHash = store.HashToken(cfg.AdminToken)
 	}
 	srv.branchJobs = newBranchJobs(s, log)
+	srv.initAgents()
 	srv.handler = srv.routes()
 	return srv
 }
@@ -71,16 +80,19 @@ func (s *Server) routes() http.Handler {
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+	r.Get("/v1/openapi.json", s.openapi)
+	r.Handle("/mcp", s.mcpHandler())
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.authenticate, s.rateLimit)
 		r.Post("/domains", s.handle(s.createDomain))
 		r.Get("/domains", s.handle(s.listDomains))
 		r.Post("/tokens", s.handle(s.createToken))
 		r.Route("/domains/{domain}", func(r chi.Router) {
-			r.Use(s.withDomain)
+			r.Use(s.withDomain, s.traceRequests)
 			r.Get("/", s.handle(s.showDomain))
-			r.Get("/revisions/{id}", s.handle(s.getRevision))
+			r.With(s.cachedRead).Get("/revisions/{id}", s.handle(s.getRevision))
+			r.Get("/traces/{id}", s.handle(s.getTrace))
 			r.Get("/branches", s.handle(s.listBranches))
 			r.Post("/branches", s.handle(s.createBranch))
 			r.Route("/branches/{branch}", func(r chi.Router) {
@@ -89,15 +101,15 @@ func (s *Server) routes() http.Handler {
 				r.Get("/schema", s.handle(s.getSchema))
 				r.Put("/schema", s.handle(s.putSchema))
 				r.Post("/commits", s.handle(s.postCommit))
-				r.Get("/records", s.handle(s.listRecords))
-				r.Get("/records/{key}", s.handle(s.getRecord))
-				r.Get("/records/{key}/links", s.handle(s.getLinks))
-				r.Get("/records/{key}/neighborhood", s.handle(s.getNeighborhood))
-				r.Get("/records/{key}/history", s.handle(s.getHistory))
-				r.Get("/records/{key}/lineage", s.handle(s.getLineage))
-				r.Get("/search", s.handle(s.search))
-				r.Get("/resolve", s.handle(s.resolve))
-				r.Get("/revisions", s.handle(s.listRevisions))
+				r.With(s.cachedRead).Get("/records", s.handle(s.listRecords))
+				r.With(s.cachedRead).Get("/records/{key}", s.handle(s.getRecord))
+				r.With(s.cachedRead).Get("/records/{key}/links", s.handle(s.getLinks))
+				r.With(s.cachedRead).Get("/records/{key}/neighborhood", s.handle(s.getNeighborhood))
+				r.With(s.cachedRead).Get("/records/{key}/history", s.handle(s.getHistory))
+				r.With(s.cachedRead).Get("/records/{key}/lineage", s.handle(s.getLineage))
+				r.With(s.cachedRead).Get("/search", s.handle(s.search))
+				r.With(s.cachedRead).Get("/resolve", s.handle(s.resolve))
+				r.With(s.cachedRead).Get("/revisions", s.handle(s.listRevisions))
 			})
 		})
 	})
@@ -190,6 +202,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	defer s.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("keeper listening", slog.String("addr", ln.Addr().String()))

@@ -41,6 +41,8 @@ type env struct {
 	Store *store.Store
 	// Config is the server's configuration.
 	Config keeper.Config
+	// Server is the Keeper under test.
+	Server *keeper.Server
 }
 
 // testServer starts Keeper over a fresh migrated database, with the
@@ -63,7 +65,7 @@ func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
 	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(specChecked(t, srv.Handler()))
 	t.Cleanup(hs.Close)
-	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
+	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg, Server: srv}
 }
 
 // specChecked validates every response the handler writes against the

@@ -81,7 +81,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.readyz)
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 	r.Get("/v1/openapi.json", s.openapi)
-	r.Handle("/mcp", s.mcpHandler())
+	r.Method(http.MethodPost, "/mcp", s.mcpHandler())
 
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate, s.rateLimit)

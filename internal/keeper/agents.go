@@ -1,9 +1,18 @@
 package keeper
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"fmt"
 	"net/http"
 
+	"github.com/go-chi/chi/v5"
+
+	"github.com/lorebase/lorebase/internal/agentmcp"
 	"github.com/lorebase/lorebase/internal/apispec"
+	"github.com/lorebase/lorebase/store"
 )
 
 // initAgents sets up what agents use beside the handlers: the OpenAPI
@@ -43,9 +52,58 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(s.spec)
 }
 
-// mcpHandler serves /mcp (mcp.go).
+// mcpHandler serves /mcp: the bearer token is checked here (401 and 403
+// as for the API); each tool then calls the API router in-process with the
+// same token, where grants, rate limits and traces apply call by call.
 func (s *Server) mcpHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, Problem{Type: problemType("not-found"), Title: "Not found", Status: http.StatusNotFound, Detail: "MCP is not built yet."})
+	h := agentmcp.New(agentmcp.Options{
+		API: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The tool's request starts routing afresh: the /mcp request's
+			// route, principal and Domain are not carried into it.
+			ctx := context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil))
+			ctx = context.WithValue(ctx, principalKey, (*principal)(nil))
+			ctx = context.WithValue(ctx, domainKey, (*store.Domain)(nil))
+			s.handler.ServeHTTP(w, r.WithContext(ctx))
+		}),
+		Domain:       s.mcpDomain,
+		MaxBodyBytes: s.cfg.HTTP.MaxBodyBytes,
+		Logger:       s.log,
 	})
+	return s.authenticate(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if principalFrom(r.Context()).bootstrap {
+			s.writeError(w, r, errForbidden("MCP works inside one Domain: use a token of a Domain, not the bootstrap admin token."))
+			return
+		}
+		// The message is read here, bounded, so an oversized one is a
+		// problem document like any other.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.HTTP.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				s.writeError(w, r, err)
+				return
+			}
+			s.writeError(w, r, badRequest("body", "unreadable", "The request body could not be read."))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// mcpDomain names the Domain of an Authorization header for the MCP tools.
+func (s *Server) mcpDomain(ctx context.Context, authorization string) (string, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	if err != nil {
+		return "", fmt.Errorf("build request: %w", err)
+	}
+	r.Header.Set("Authorization", authorization)
+	p, err := s.principal(r)
+	if err != nil {
+		return "", err
+	}
+	if p.bootstrap {
+		return "", agentmcp.ErrNoDomain
+	}
+	return p.token.Domain, nil
 }

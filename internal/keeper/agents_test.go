@@ -58,7 +58,7 @@ func (e *env) metric(name string) float64 {
 func (e *env) traceSteps(domain, token, id string, n int) []keeper.TraceStep {
 	e.t.Helper()
 	var page struct {
-		ID    string              `json:"id"`
+		ID    string             `json:"id"`
 		Steps []keeper.TraceStep `json:"steps"`
 	}
 	require.Eventually(e.t, func() bool {

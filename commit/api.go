@@ -3,10 +3,11 @@ package commit
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/internal/config"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 	"github.com/lorebase/lorebase/store/schema"
 )
@@ -62,18 +63,23 @@ type Config struct {
 	// Attribute), so the pipeline skips Kinds already indexed.
 	IndexName func(domainID, branchID int32, kind, attribute string) string
 	// OverlayIndexThreshold: own Records of one Kind past which an overlay
-	// gets per-Attribute indexes (branches.overlay_index_threshold); 0 is
-	// DefaultOverlayIndexThreshold, negative never.
+	// gets per-Attribute indexes (branches.overlay_index_threshold; below
+	// it an attribute query reads the overlay's own Records of the Kind
+	// through the (domain_id, branch_id, kind, key) index and filters them;
+	// docs/branches.md has the measurement behind the default); 0 is the
+	// default, negative never.
 	OverlayIndexThreshold int
 }
 
-// Errors the pipeline returns besides *store.InvalidError (validation, 400/422)
-// and store.ErrNotFound (no such branch).
+// Errors the pipeline returns besides *lberr.Error (validation: Invalid or
+// Unprocessable) and store.ErrNotFound (no such branch).
 var (
-	// ErrHeadMoved: expected_head no longer matches the branch head (409).
-	ErrHeadMoved = errors.New("the branch head moved: expected_head does not match")
-	// ErrIdempotencyReused: an Idempotency-Key was sent again with a different body (422).
-	ErrIdempotencyReused = errors.New("idempotency key reused with a different request")
+	// ErrHeadMoved: expected_head no longer matches the branch head
+	// (lberr.Conflict).
+	ErrHeadMoved = lberr.New(lberr.Conflict, "the branch head moved: expected_head does not match")
+	// ErrIdempotencyReused: an Idempotency-Key was sent again with a
+	// different body (lberr.Unprocessable).
+	ErrIdempotencyReused = lberr.New(lberr.Unprocessable, "idempotency key reused with a different request")
 )
 
 // Pipeline parses, validates, writes and materializes commits.
@@ -84,13 +90,24 @@ type Pipeline struct {
 
 // New returns a pipeline over the store.
 func New(s *store.Store, cfg Config) *Pipeline {
+	def := ConfigFrom(config.Default())
 	if cfg.CopyThresholdRows <= 0 {
-		cfg.CopyThresholdRows = 500
+		cfg.CopyThresholdRows = def.CopyThresholdRows
 	}
 	if cfg.MaxChanges <= 0 {
-		cfg.MaxChanges = 50000
+		cfg.MaxChanges = def.MaxChanges
+	}
+	if cfg.OverlayIndexThreshold == 0 {
+		cfg.OverlayIndexThreshold = def.OverlayIndexThreshold
 	}
 	return &Pipeline{store: s, cfg: cfg}
+}
+
+// ConfigFrom is the pipeline's part of Keeper's configuration (the hooks
+// are left unset).
+func ConfigFrom(c config.Config) Config {
+	return Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
+		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold}
 }
 
 // Commit applies a commit to a branch of the Domain, atomically.
@@ -108,7 +125,7 @@ type SchemaRequest struct {
 }
 
 // PutSchema replaces the schema of a branch. An incompatible change (data
-// that the new schema would refuse) is a 422 *store.InvalidError naming why.
+// that the new schema would refuse) is an lberr.Unprocessable *lberr.Error naming why.
 func (p *Pipeline) PutSchema(ctx context.Context, domainID int32, branch string, req *SchemaRequest) (*Result, error) {
 	return p.putSchema(ctx, domainID, branch, req)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 	"github.com/lorebase/lorebase/store/schema"
 )
@@ -197,7 +198,7 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		return nil
 	})
 	if err != nil {
-		var inv *store.InvalidError
+		var inv *lberr.Error
 		if errors.As(err, &inv) || errors.Is(err, ErrHeadMoved) || errors.Is(err, ErrIdempotencyReused) {
 			return nil, err
 		}
@@ -290,7 +291,7 @@ func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, key string, branchID in
 }
 
 // parse checks the request's shape and decodes its changes. Problems that
-// make the request malformed are 400; the rest wait for the data.
+// make the request malformed are lberr.Invalid; the rest wait for the data.
 func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessage) {
 	if code, msg := checkText("message", req.Message, maxMessageBytes); code != "" {
 		ps.bad(-1, "message", code, "%s", msg)

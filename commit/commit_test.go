@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -212,7 +213,7 @@ func TestIdempotency(t *testing.T) {
 
 	// A refused commit does not use up its key.
 	_, err = b.p.Commit(b.ctx, b.domain, "main", req(del("nothing")), "key-3")
-	var inv *store.InvalidError
+	var inv *lberr.Error
 	require.ErrorAs(t, err, &inv)
 	_, err = b.p.Commit(b.ctx, b.domain, "main", req(put("Supplier", "S-2", `{"name": "B"}`)), "key-3")
 	require.NoError(t, err)

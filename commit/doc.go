@@ -12,8 +12,8 @@
 //  2. the stored Records and Links the changes touch are read with one
 //     statement per table (key = ANY($1::text[]));
 //  3. the changes are applied in order in memory and every problem is
-//     collected with the index of its change: malformed changes are 400,
-//     schema and data violations 422; nothing is written if there is one;
+//     collected with the index of its change: malformed changes are
+//     lberr.Invalid, schema and data violations lberr.Unprocessable; nothing is written if there is one;
 //  4. objects, the Revision, the final rows of the changed Records, their
 //     history, the Links (stored and foreign-key) and their history are
 //     written set-based: arrays through unnest, or COPY into a temporary

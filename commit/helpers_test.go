@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
@@ -87,12 +88,12 @@ func (b *bundle) commit(t testing.TB, changes ...commit.Change) *commit.Result {
 	return res
 }
 
-// invalid commits and returns the InvalidError it must fail with.
-func (b *bundle) invalid(t testing.TB, r *commit.Request) *store.InvalidError {
+// invalid commits and returns the *lberr.Error it must fail with.
+func (b *bundle) invalid(t testing.TB, r *commit.Request) *lberr.Error {
 	t.Helper()
 	_, err := b.p.Commit(b.ctx, b.domain, "main", r, "")
-	var inv *store.InvalidError
-	require.Truef(t, errors.As(err, &inv), "want InvalidError, got %v", err)
+	var inv *lberr.Error
+	require.Truef(t, errors.As(err, &inv), "want *lberr.Error, got %v", err)
 	return inv
 }
 

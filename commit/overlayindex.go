@@ -11,13 +11,6 @@ import (
 	"github.com/lorebase/lorebase/store/schema"
 )
 
-// DefaultOverlayIndexThreshold is the number of own Records of one Kind
-// past which an overlay gets per-Attribute indexes of its own. Below it an
-// attribute query reads the overlay's own Records of the Kind through the
-// (domain_id, branch_id, kind, key) index and filters them; docs/branches.md
-// has the measurement behind the number.
-const DefaultOverlayIndexThreshold = 10000
-
 // overlayIndexes asks for the per-Attribute indexes of an overlay's Kinds
 // that this commit grew past the threshold, in the commit's transaction.
 // The count is bounded (it stops at threshold+1 rows of the Kind's index),
@@ -27,9 +20,6 @@ func (p *Pipeline) overlayIndexes(ctx context.Context, tx pgx.Tx, domainID int32
 		return nil
 	}
 	threshold := p.cfg.OverlayIndexThreshold
-	if threshold == 0 {
-		threshold = DefaultOverlayIndexThreshold
-	}
 	kinds := map[string]*schema.Kind{}
 	for _, key := range st.order {
 		r := st.records[key]

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -19,7 +20,7 @@ const (
 )
 
 // problemSet collects the Problems of one request. A malformed problem makes
-// the answer 400; otherwise it is 422.
+// the error lberr.Invalid; otherwise it is lberr.Unprocessable.
 type problemSet struct {
 	ps        []store.Problem
 	malformed bool
@@ -34,7 +35,7 @@ func (s *problemSet) add(index int, field, code, format string, args ...any) {
 	s.ps = append(s.ps, p)
 }
 
-// bad adds a malformed-request problem (400).
+// bad adds a malformed-request problem (lberr.Invalid).
 func (s *problemSet) bad(index int, field, code, format string, args ...any) {
 	s.malformed = true
 	s.add(index, field, code, format, args...)
@@ -42,7 +43,7 @@ func (s *problemSet) bad(index int, field, code, format string, args ...any) {
 
 func (s *problemSet) empty() bool { return len(s.ps) == 0 }
 
-// err returns the InvalidError of the problems, ordered by change index.
+// err returns the *lberr.Error of the problems, ordered by change index.
 func (s *problemSet) err() error {
 	if len(s.ps) == 0 {
 		return nil
@@ -58,9 +59,9 @@ func (s *problemSet) err() error {
 		return a < b
 	})
 	if s.malformed {
-		return &store.InvalidError{Status: 400, Title: "malformed commit", Problems: s.ps}
+		return lberr.Fields(lberr.Invalid, "malformed commit", s.ps...)
 	}
-	return &store.InvalidError{Status: 422, Title: "the commit violates the schema or the data", Problems: s.ps}
+	return lberr.Fields(lberr.Unprocessable, "the commit violates the schema or the data", s.ps...)
 }
 
 // checkText checks a free text (message, author): non-empty, valid UTF-8,

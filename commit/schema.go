@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 	"github.com/lorebase/lorebase/store/schema"
 )
@@ -52,7 +53,7 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		ps.add(-1, c.Field, c.Code, "%s", c.Message)
 	}
 	if !ps.empty() {
-		e := ps.err().(*store.InvalidError)
+		e := ps.err().(*lberr.Error)
 		e.Title = "invalid schema"
 		return nil, e
 	}
@@ -82,11 +83,11 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 			return ErrHeadMoved
 		}
 		if b.Mode == "overlay" || b.State == "copying" {
-			return &store.InvalidError{Status: 422, Title: "schema change refused", Problems: []store.Problem{{
+			return lberr.Fields(lberr.Unprocessable, "schema change refused", lberr.Problem{
 				Code: "branch_reads_through",
 				Message: fmt.Sprintf("Branch %q reads through its base, so its schema follows the base's; "+
 					"change the schema on the base, or on a copy branch once its copy is done.", b.Name),
-			}}}
+			})
 		}
 		oldSch, err := loadSchema(ctx, tx, b.ID)
 		if err != nil {
@@ -102,7 +103,7 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 			}
 		}
 		if !ps.empty() {
-			e := ps.err().(*store.InvalidError)
+			e := ps.err().(*lberr.Error)
 			e.Title = "the new schema does not fit the data on the branch"
 			return e
 		}
@@ -144,7 +145,7 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 		return nil
 	})
 	if err != nil {
-		var inv *store.InvalidError
+		var inv *lberr.Error
 		if errors.As(err, &inv) || errors.Is(err, ErrHeadMoved) {
 			return nil, err
 		}

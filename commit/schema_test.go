@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store/schema"
 )
 
@@ -58,9 +58,9 @@ func TestSchemaCompatibility(t *testing.T) {
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := b.p.PutSchema(b.ctx, b.domain, "main", &commit.SchemaRequest{Document: json.RawMessage(tc.doc), Author: "a", Message: "m"})
-			var inv *store.InvalidError
+			var inv *lberr.Error
 			require.ErrorAs(t, err, &inv)
-			require.Equal(t, 422, inv.Status)
+			require.Equal(t, lberr.Unprocessable, inv.Kind)
 			require.Len(t, inv.Problems, 1, "%+v", inv.Problems)
 			require.Equal(t, tc.code, inv.Problems[0].Code)
 			require.NotEmpty(t, inv.Problems[0].Message)
@@ -70,13 +70,13 @@ func TestSchemaCompatibility(t *testing.T) {
 
 	// Invalid documents.
 	_, err := b.p.PutSchema(b.ctx, b.domain, "main", &commit.SchemaRequest{Document: json.RawMessage(`{"kinds": [{"name": "1x"}]}`)})
-	var inv *store.InvalidError
+	var inv *lberr.Error
 	require.ErrorAs(t, err, &inv)
-	require.Equal(t, 422, inv.Status)
+	require.Equal(t, lberr.Unprocessable, inv.Kind)
 	require.NotEmpty(t, inv.Problems[0].Field)
 	_, err = b.p.PutSchema(b.ctx, b.domain, "main", &commit.SchemaRequest{Document: json.RawMessage(`{"kinds": `)})
 	require.ErrorAs(t, err, &inv)
-	require.Equal(t, 400, inv.Status)
+	require.Equal(t, lberr.Invalid, inv.Kind)
 
 	// Compatible changes pass, and a changed title refreshes titles and search.
 	// Each edit applies on top of the previous ones.

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 // Config tunes the batch jobs (store.materialize, store.branch_delete).
 type Config struct {
-	// BatchTargetMS is how long a batch aims to hold the branch lock
-	// (jobs.batch_target_ms).
-	BatchTargetMS int
-	// BatchContendedMS is the target once a commit waited for a batch
-	// (jobs.batch_contended_ms).
-	BatchContendedMS int
+	// BatchTarget is how long a batch aims to hold the branch lock
+	// (jobs.batch_target).
+	BatchTarget time.Duration
+	// BatchContended is the target once a commit waited for a batch
+	// (jobs.batch_contended).
+	BatchContended time.Duration
 	// FirstBatchRows is the size of the first batch of a run.
 	FirstBatchRows int
 	// MinBatchRows and MaxBatchRows bound the adapted batch size.
@@ -28,16 +29,23 @@ type Config struct {
 // DefaultConfig is the configuration of DESIGN.md: batches aim at 200 ms,
 // 50 ms once a commit waited.
 func DefaultConfig() Config {
-	return Config{BatchTargetMS: 200, BatchContendedMS: 50, FirstBatchRows: 500, MinBatchRows: 50, MaxBatchRows: 50000}
+	return ConfigFrom(config.Default())
+}
+
+// ConfigFrom is the jobs' part of Keeper's configuration, with the batch
+// sizes that are not configuration keys.
+func ConfigFrom(c config.Config) Config {
+	return Config{BatchTarget: c.Jobs.BatchTarget, BatchContended: c.Jobs.BatchContended,
+		FirstBatchRows: 500, MinBatchRows: 50, MaxBatchRows: 50000}
 }
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.BatchTargetMS <= 0 {
-		c.BatchTargetMS = d.BatchTargetMS
+	if c.BatchTarget <= 0 {
+		c.BatchTarget = d.BatchTarget
 	}
-	if c.BatchContendedMS <= 0 || c.BatchContendedMS > c.BatchTargetMS {
-		c.BatchContendedMS = min(d.BatchContendedMS, c.BatchTargetMS)
+	if c.BatchContended <= 0 || c.BatchContended > c.BatchTarget {
+		c.BatchContended = min(d.BatchContended, c.BatchTarget)
 	}
 	if c.MinBatchRows <= 0 {
 		c.MinBatchRows = d.MinBatchRows
@@ -98,9 +106,9 @@ func (s *sizer) observe(rows int, held time.Duration, contended bool) {
 	if contended {
 		s.contended = true
 	}
-	target := time.Duration(s.cfg.BatchTargetMS) * time.Millisecond
+	target := s.cfg.BatchTarget
 	if s.contended {
-		target = time.Duration(s.cfg.BatchContendedMS) * time.Millisecond
+		target = s.cfg.BatchContended
 	}
 	if rows < s.rows || held <= 0 {
 		// A short batch (the end of a table) says little about the rate.

@@ -9,7 +9,7 @@ import (
 
 func TestSizerAimsAtTheHoldTime(t *testing.T) {
 	t.Parallel()
-	cfg := Config{BatchTargetMS: 200, BatchContendedMS: 50, FirstBatchRows: 1000, MinBatchRows: 50, MaxBatchRows: 50000}.withDefaults()
+	cfg := Config{BatchTarget: 200 * time.Millisecond, BatchContended: 50 * time.Millisecond, FirstBatchRows: 1000, MinBatchRows: 50, MaxBatchRows: 50000}.withDefaults()
 	for _, c := range []struct {
 		name      string
 		held      time.Duration

@@ -25,8 +25,8 @@
 // copy committed itself win) and stores its progress (phase, keyset cursor,
 // rows, planner estimate of the total) in refs.progress, so a stopped job
 // resumes after its last batch and handles every row once. Batch sizes
-// adapt to the time a batch holds the lock: jobs.batch_target_ms (200 ms),
-// and jobs.batch_contended_ms (50 ms) once a commit waited for a batch
+// adapt to the time a batch holds the lock: jobs.batch_target (200ms),
+// and jobs.batch_contended (50ms) once a commit waited for a batch
 // (pg_blocking_pids). Jobs are queued by Queue in the transaction of the
 // branch change that needs them.
 package jobs

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -24,21 +25,26 @@ type Config struct {
 	NeighborhoodFanout   int // Links followed per node and direction
 }
 
-// DefaultConfig is the configuration New completes a Config with.
-func DefaultConfig() Config {
+// DefaultConfig is the configuration New completes a Config with: the
+// defaults of Keeper's configuration table.
+func DefaultConfig() Config { return ConfigFrom(config.Default()) }
+
+// ConfigFrom is the reads' part of Keeper's configuration, with the bounds
+// that are not configuration keys.
+func ConfigFrom(c config.Config) Config {
 	return Config{
-		SearchCandidates:     1000,
-		PartialMinResults:    5,
-		PartialCandidates:    100,
+		SearchCandidates:     c.Store.Reads.SearchCandidates,
+		PartialMinResults:    c.Search.Partial.MinResults,
+		PartialCandidates:    c.Search.Partial.Candidates,
 		SearchDefaultLimit:   20,
 		SearchMaxLimit:       100,
-		HistoryDefaultLimit:  20,
+		HistoryDefaultLimit:  c.Read.History.DefaultLimit,
 		HistoryMaxLimit:      1000,
-		PageDefaultLimit:     50,
-		PageMaxLimit:         1000,
+		PageDefaultLimit:     c.Read.Page.DefaultLimit,
+		PageMaxLimit:         c.Read.Page.MaxLimit,
 		NeighborhoodDefault:  200,
-		NeighborhoodMaxLimit: 1000,
-		NeighborhoodMaxDepth: 3,
+		NeighborhoodMaxLimit: c.Read.Neighborhood.MaxLimit,
+		NeighborhoodMaxDepth: c.Read.Neighborhood.MaxDepth,
 		NeighborhoodFanout:   20,
 	}
 }

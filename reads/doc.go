@@ -6,7 +6,7 @@
 //
 // Every read works on any branch: main and ready copies read their own
 // rows; overlays and copies still copying read through their bases as of
-// the fork (the level chain of migrations/0003_branches.up.sql), and a read
+// the fork (the level chain of migrations/functions/lb_levels.sql), and a read
 // at a Revision (at=) reads the branch as of that Revision, which may be a
 // Revision of the branch or of a base at or before the fork.
 package reads

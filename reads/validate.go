@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lorebase/lorebase/store"
@@ -92,7 +93,7 @@ func checkRevision(field, id string) error {
 	return nil
 }
 
-// limit returns the limit to use: def for 0, an InvalidError outside 1..max.
+// limit returns the limit to use: def for 0, an lberr.Invalid error outside 1..max.
 func limit(field string, n, def, maxN int) (int, error) {
 	if n == 0 {
 		return def, nil
@@ -113,8 +114,9 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// translate maps the read functions' errors: P0002 (branch, Revision or
-// Record not found) onto store.ErrNotFound, 22023 onto a 400.
+// translate maps the read functions' errors: no_data_found (branch,
+// Revision or Record not found) onto store.ErrNotFound, invalid_parameter_value
+// onto lberr.Invalid.
 func translate(what string, err error) error {
 	if err == nil {
 		return nil
@@ -122,9 +124,9 @@ func translate(what string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
-		case "P0002":
+		case pgerrcode.NoDataFound:
 			return fmt.Errorf("%s: %s: %w", what, pgErr.Message, store.ErrNotFound)
-		case "22023":
+		case pgerrcode.InvalidParameterValue:
 			return store.Invalid("", "invalid", pgErr.Message)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/lorebase/lorebase/internal/lberr"
 )
 
 // Branch modes and states (refs.mode, refs.state).
@@ -105,8 +106,8 @@ const (
 	BranchDeleteJobKind = "store.branch_delete"
 )
 
-func branchInvalid(status int, field, code, msg string) *InvalidError {
-	return &InvalidError{Status: status, Title: "invalid branch request", Problems: []Problem{{Field: field, Code: code, Message: msg}}}
+func branchInvalid(kind lberr.Kind, field, code, msg string) *lberr.Error {
+	return lberr.Fields(kind, "invalid branch request", Problem{Field: field, Code: code, Message: msg})
 }
 
 // quoted renders a client-supplied name for a message.
@@ -144,7 +145,7 @@ func checkCreateBranch(req *CreateBranchRequest) error {
 		add("at", "invalid_revision", "at must be a Revision id (printable text, at most 256 bytes).")
 	}
 	if len(ps) > 0 {
-		return &InvalidError{Status: 422, Title: "invalid branch request", Problems: ps}
+		return lberr.Fields(lberr.Unprocessable, "invalid branch request", ps...)
 	}
 	return nil
 }
@@ -178,9 +179,9 @@ func revisionVisible(ctx context.Context, tx pgx.Tx, b *Branch, cut int64, revBr
 // locked FOR SHARE, so commits in flight on it land first and the fork
 // point is its head (or At). An overlay is ready at once; a copy reads
 // through its base (state copying) until the store.materialize job queued
-// here, in the same transaction, has copied the base's rows. Errors: 422
-// for a bad request, 404 (ErrNotFound) for a missing base or Revision, 409
-// (ErrConflict) for a taken name.
+// here, in the same transaction, has copied the base's rows. Errors:
+// lberr.Unprocessable for a bad request, ErrNotFound for a missing base or
+// Revision, ErrConflict for a taken name.
 func (s *Store) CreateBranch(ctx context.Context, domainID int32, req CreateBranchRequest, q BranchJobs) (*BranchInfo, error) {
 	if err := checkCreateBranch(&req); err != nil {
 		return nil, err
@@ -230,7 +231,7 @@ func (s *Store) CreateBranch(ctx context.Context, domainID int32, req CreateBran
 				return fmt.Errorf("no Revision %s on branch %s: %w", quoted(req.At), quoted(req.From), ErrNotFound)
 			}
 			if revSeq < sch.Seq {
-				return branchInvalid(422, "at", "before_schema",
+				return branchInvalid(lberr.Unprocessable, "at", "before_schema",
 					fmt.Sprintf("cannot fork before the base's last schema change: Revision %s is older than the schema of %s.", quoted(req.At), quoted(req.From)))
 			}
 			at := req.At
@@ -361,8 +362,8 @@ func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*Br
 // DeleteBranch marks a branch deleting and queues its store.branch_delete
 // job in the same transaction; reads and commits then see no such branch.
 // main cannot be deleted, nor a branch other branches read through
-// (overlays forked from it, copies still copying from it): 409
-// (ErrConflict) naming them. A missing branch is ErrNotFound.
+// (overlays forked from it, copies still copying from it): ErrConflict
+// naming them. A missing branch is ErrNotFound.
 func (s *Store) DeleteBranch(ctx context.Context, domainID int32, name string, q BranchJobs) error {
 	if q.Delete == nil {
 		return errors.New("delete branch: deleting branches needs the job queue")
@@ -421,6 +422,6 @@ func (s *Store) DeleteBranch(ctx context.Context, domainID int32, name string, q
 // clientError reports whether err already says, for a client, what is
 // wrong with a branch request.
 func clientError(err error) bool {
-	var inv *InvalidError
-	return errors.As(err, &inv) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict)
+	var e *lberr.Error
+	return errors.As(err, &e) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict)
 }

@@ -1,13 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/golang-migrate/migrate/v4"
 	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
@@ -21,10 +25,10 @@ import (
 	"github.com/lorebase/lorebase/migrations"
 )
 
-// Migrate applies every Lorebase migration, then River's, then grants the
-// application role what River's tables need. It is safe to run twice and
-// from several processes (golang-migrate holds an advisory lock; River's
-// step runs under one too).
+// Migrate applies every Lorebase migration, then River's, then the function
+// files and the after/ files (see package migrations). It is safe to run
+// twice and from several processes (golang-migrate holds an advisory lock;
+// River's step and the function step run under one too).
 func Migrate(ctx context.Context, url string) error {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
@@ -71,39 +75,8 @@ func Migrate(ctx context.Context, url string) error {
 	if _, err := rm.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return fmt.Errorf("apply River migrations: %w", err)
 	}
-	if _, err := conn.Exec(ctx, `DO $$
-DECLARE t text;
-BEGIN
-    FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'river\_%' LOOP
-        EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON %I TO lorebase_app', t);
-    END LOOP;
-END $$`); err != nil {
-		return fmt.Errorf("grant River tables: %w", err)
-	}
-	if _, err := conn.Exec(ctx, `DO $$
-DECLARE t text;
-BEGIN
-    FOR t IN SELECT sequencename FROM pg_sequences WHERE schemaname = current_schema() AND sequencename LIKE 'river\_%' LOOP
-        EXECUTE format('GRANT USAGE, SELECT ON SEQUENCE %I TO lorebase_app', t);
-    END LOOP;
-END $$`); err != nil {
-		return fmt.Errorf("grant River sequences: %w", err)
-	}
-	// lorebase_app inserts jobs in the transactions that need them (and
-	// River's insert reads the rows back), so it keeps its grants on
-	// river_job; the policy limits it to the jobs of its Domain, which
-	// every Lorebase job names in its args. River's own client runs as the
-	// owner and sees every job.
-	if _, err := conn.Exec(ctx, `DO $$
-BEGIN
-    ALTER TABLE river_job ENABLE ROW LEVEL SECURITY;
-    IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'river_job'::regclass AND polname = 'domain_isolation') THEN
-        CREATE POLICY domain_isolation ON river_job
-            USING ((args ->> 'domain_id')::int = lb_domain())
-            WITH CHECK ((args ->> 'domain_id')::int = lb_domain());
-    END IF;
-END $$`); err != nil {
-		return fmt.Errorf("isolate river_job by Domain: %w", err)
+	if err := applyFunctions(ctx, conn.Conn()); err != nil {
+		return err
 	}
 	return nil
 }
@@ -115,11 +88,13 @@ type MigrationState struct {
 	Dirty        bool `json:"dirty"`
 	RiverCurrent int  `json:"river_current"`
 	RiverLatest  int  `json:"river_latest"`
+	// FunctionsPending counts the function files not applied as they are.
+	FunctionsPending int `json:"functions_pending"`
 }
 
 // UpToDate reports whether nothing is left to apply.
 func (m MigrationState) UpToDate() bool {
-	return !m.Dirty && m.Current >= m.Latest && m.RiverCurrent >= m.RiverLatest
+	return !m.Dirty && m.Current >= m.Latest && m.RiverCurrent >= m.RiverLatest && m.FunctionsPending == 0
 }
 
 var migrationName = regexp.MustCompile(`^(\d+)_.*\.up\.sql$`)
@@ -162,6 +137,11 @@ func (s *Store) Migrations(ctx context.Context) (MigrationState, error) {
 			return st, fmt.Errorf("read migration state: %w", err)
 		}
 	}
+	pending, err := s.functionsPending(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.FunctionsPending = pending
 	rm, err := rivermigrate.New(riverpgxv5.New(s.Pool), nil)
 	if err != nil {
 		return st, fmt.Errorf("prepare River migrations: %w", err)
@@ -184,4 +164,144 @@ func (s *Store) Migrations(ctx context.Context) (MigrationState, error) {
 		}
 	}
 	return st, nil
+}
+
+// applyFunctions applies, in one transaction under an advisory lock, every
+// functions/*.sql file whose checksum differs from the one recorded in
+// lorebase_functions (or whose function is missing), then every after/*.sql
+// file.
+func applyFunctions(ctx context.Context, conn *pgx.Conn) error {
+	files, err := FunctionFiles()
+	if err != nil {
+		return err
+	}
+	after, err := fs.Glob(migrations.FS, "after/*.sql")
+	if err != nil {
+		return fmt.Errorf("list after/ files: %w", err)
+	}
+	sort.Strings(after)
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('lorebase.functions'))`); err != nil {
+			return fmt.Errorf("lock function files: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `SET LOCAL check_function_bodies = off`); err != nil {
+			return fmt.Errorf("load function files: %w", err)
+		}
+		applied := map[string][]byte{}
+		rows, err := tx.Query(ctx, `SELECT f.name, f.checksum FROM lorebase_functions f
+ WHERE EXISTS (SELECT 1 FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = f.name)`)
+		if err != nil {
+			return fmt.Errorf("read applied function files: %w", err)
+		}
+		for rows.Next() {
+			var name string
+			var sum []byte
+			if err := rows.Scan(&name, &sum); err != nil {
+				rows.Close()
+				return fmt.Errorf("read applied function files: %w", err)
+			}
+			applied[name] = sum
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read applied function files: %w", err)
+		}
+		for _, f := range files {
+			if bytes.Equal(applied[f.Name], f.Checksum[:]) {
+				continue
+			}
+			if _, err := tx.Exec(ctx, f.SQL); err != nil {
+				return fmt.Errorf("apply functions/%s.sql: %w", f.Name, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO lorebase_functions (name, checksum) VALUES ($1, $2)
+ON CONFLICT (name) DO UPDATE SET checksum = excluded.checksum, applied_at = now()`, f.Name, f.Checksum[:]); err != nil {
+				return fmt.Errorf("record functions/%s.sql: %w", f.Name, err)
+			}
+		}
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = f.Name
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM lorebase_functions WHERE name <> ALL($1)`, names); err != nil {
+			return fmt.Errorf("forget removed function files: %w", err)
+		}
+		for _, name := range after {
+			text, err := fs.ReadFile(migrations.FS, name)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", name, err)
+			}
+			if _, err := tx.Exec(ctx, string(text)); err != nil {
+				return fmt.Errorf("apply %s: %w", name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// FunctionFile is one migrations/functions/<Name>.sql file.
+type FunctionFile struct {
+	Name     string
+	SQL      string
+	Checksum [sha256.Size]byte
+}
+
+// FunctionFiles reads every embedded function file, in name order.
+func FunctionFiles() ([]FunctionFile, error) {
+	paths, err := fs.Glob(migrations.FS, "functions/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("list function files: %w", err)
+	}
+	sort.Strings(paths)
+	files := make([]FunctionFile, 0, len(paths))
+	for _, p := range paths {
+		text, err := fs.ReadFile(migrations.FS, p)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p, err)
+		}
+		files = append(files, FunctionFile{
+			Name:     strings.TrimSuffix(path.Base(p), ".sql"),
+			SQL:      string(text),
+			Checksum: sha256.Sum256(text),
+		})
+	}
+	return files, nil
+}
+
+// functionsPending counts the embedded function files whose checksum is not
+// the one recorded as applied.
+func (s *Store) functionsPending(ctx context.Context) (int, error) {
+	files, err := FunctionFiles()
+	if err != nil {
+		return 0, err
+	}
+	var exists bool
+	if err := s.Pool.QueryRow(ctx, `SELECT to_regclass('lorebase_functions') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("read function state: %w", err)
+	}
+	if !exists {
+		return len(files), nil
+	}
+	rows, err := s.Pool.Query(ctx, `SELECT name, checksum FROM lorebase_functions`)
+	if err != nil {
+		return 0, fmt.Errorf("read function state: %w", err)
+	}
+	applied := map[string][]byte{}
+	for rows.Next() {
+		var name string
+		var sum []byte
+		if err := rows.Scan(&name, &sum); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("read function state: %w", err)
+		}
+		applied[name] = sum
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read function state: %w", err)
+	}
+	pending := 0
+	for _, f := range files {
+		if !bytes.Equal(applied[f.Name], f.Checksum[:]) {
+			pending++
+		}
+	}
+	return pending, nil
 }

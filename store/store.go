@@ -8,14 +8,20 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 // Config tunes the pool.
 type Config struct {
-	// StatementTimeout bounds every statement (database.statement_timeout_ms).
+	// StatementTimeout bounds every statement (database.statement_timeout).
 	StatementTimeout time.Duration
 	// MaxConns is the pool size; 0 means pgxpool's default.
 	MaxConns int32
+}
+
+// ConfigFrom is the pool's part of Keeper's configuration.
+func ConfigFrom(c config.Config) Config {
+	return Config{StatementTimeout: c.Database.StatementTimeout, MaxConns: int32(c.Database.MaxConns)}
 }
 
 // Store is the database handle shared by Keeper, the commit pipeline, the

@@ -26,6 +26,7 @@ import (
 	"syscall"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/store"
 )
@@ -91,30 +92,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func flags(name string, stderr io.Writer) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("keeper "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "", "configuration file (YAML); default $"+keeper.ConfigFileEnv)
-	return fs, config
+	configPath := fs.String("config", "", "configuration file (YAML); default $"+config.FileEnv)
+	return fs, configPath
 }
 
 // loadConfig parses the flags and loads the configuration.
-func loadConfig(fs *flag.FlagSet, config *string, args []string) (keeper.Config, error) {
+func loadConfig(fs *flag.FlagSet, configPath *string, args []string) (config.Config, error) {
 	if err := fs.Parse(args); err != nil {
-		return keeper.Config{}, err
+		return config.Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return keeper.Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return config.Config{}, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
 	}
-	path := *config
+	path := *configPath
 	if path == "" {
-		path = os.Getenv(keeper.ConfigFileEnv)
+		path = os.Getenv(config.FileEnv)
 	}
-	cfg, err := keeper.LoadConfig(path, os.Getenv)
+	cfg, err := config.Load(path, os.Getenv)
 	if err != nil {
 		return cfg, fmt.Errorf("configuration: %w", err)
 	}
 	return cfg, nil
 }
 
-func requireDatabase(cfg keeper.Config) error {
+func requireDatabase(cfg config.Config) error {
 	if cfg.Database.URL == "" {
 		return errors.New("no database: set LOREBASE_DATABASE_URL (or database.url in the configuration file)")
 	}
@@ -126,8 +127,8 @@ func newLogger(w io.Writer) *slog.Logger {
 }
 
 func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
-	fs, config := flags("serve", stderr)
-	cfg, err := loadConfig(fs, config, args)
+	fs, configPath := flags("serve", stderr)
+	cfg, err := loadConfig(fs, configPath, args)
 	if err != nil {
 		return err
 	}
@@ -139,8 +140,8 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer) error {
 
 // serve opens the store, refuses a database whose migrations are behind,
 // and serves until ctx ends.
-func serve(ctx context.Context, cfg keeper.Config, log *slog.Logger) error {
-	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return err
 	}
@@ -150,8 +151,8 @@ func serve(ctx context.Context, cfg keeper.Config, log *slog.Logger) error {
 		return fmt.Errorf("check migrations: %w", err)
 	}
 	if !st.UpToDate() {
-		return fmt.Errorf("%w: lorebase migrations at %d of %d (dirty: %t), River at %d of %d; run `keeper migrate` first",
-			store.ErrMigrationsBehind, st.Current, st.Latest, st.Dirty, st.RiverCurrent, st.RiverLatest)
+		return fmt.Errorf("%w: lorebase migrations at %d of %d (dirty: %t), River at %d of %d, %d function files pending; run `keeper migrate` first",
+			store.ErrMigrationsBehind, st.Current, st.Latest, st.Dirty, st.RiverCurrent, st.RiverLatest, st.FunctionsPending)
 	}
 	if cfg.AdminToken == "" {
 		log.Warn("no admin_token (LOREBASE_ADMIN_TOKEN): the bootstrap admin is disabled; Domains cannot be created over HTTP")
@@ -165,8 +166,8 @@ func serve(ctx context.Context, cfg keeper.Config, log *slog.Logger) error {
 }
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, config := flags("migrate", stderr)
-	cfg, err := loadConfig(fs, config, args)
+	fs, configPath := flags("migrate", stderr)
+	cfg, err := loadConfig(fs, configPath, args)
 	if err != nil {
 		return err
 	}
@@ -184,12 +185,12 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) == 0 || args[0] != "create" {
 		return errors.New("usage: keeper token create --domain D --name N --role reader|writer|admin [--branches a,b]")
 	}
-	fs, config := flags("token create", stderr)
+	fs, configPath := flags("token create", stderr)
 	domain := fs.String("domain", "", "the Domain the token is for (required)")
 	name := fs.String("name", "", "the token's name, unique in its Domain (required)")
 	role := fs.String("role", "", "reader, writer or admin (required)")
 	branches := fs.String("branches", "*", "comma-separated branch patterns a writer may write (* matches any run of characters, / included)")
-	cfg, err := loadConfig(fs, config, args[1:])
+	cfg, err := loadConfig(fs, configPath, args[1:])
 	if err != nil {
 		return err
 	}
@@ -213,7 +214,7 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := requireDatabase(cfg); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return err
 	}
@@ -231,20 +232,20 @@ func cmdToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, config := flags("demo", stderr)
-	cfg, err := loadConfig(fs, config, args)
+	fs, configPath := flags("demo", stderr)
+	cfg, err := loadConfig(fs, configPath, args)
 	if err != nil {
 		return err
 	}
 	if err := requireDatabase(cfg); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	token, err := loadDemo(ctx, s, commit.New(s, cfg.CommitConfig()))
+	token, err := loadDemo(ctx, s, commit.New(s, commit.ConfigFrom(cfg)))
 	if err != nil {
 		return err
 	}

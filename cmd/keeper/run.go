@@ -16,8 +16,8 @@ import (
 // temporary directory, removed on exit) unless LOREBASE_DATABASE_URL is set,
 // then migrate, the demo Domain, and serve until SIGINT or SIGTERM.
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs, config := flags("run", stderr)
-	cfg, err := loadConfig(fs, config, args)
+	fs, configPath := flags("run", stderr)
+	cfg, err := loadConfig(fs, configPath, args)
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err := store.Migrate(ctx, cfg.Database.URL); err != nil {
 		return err
 	}
-	s, err := store.Open(ctx, cfg.Database.URL, cfg.StoreConfig())
+	s, err := store.Open(ctx, cfg.Database.URL, store.ConfigFrom(cfg))
 	if err != nil {
 		return err
 	}

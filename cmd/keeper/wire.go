@@ -10,7 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
@@ -30,18 +30,18 @@ type parts struct {
 }
 
 // assemble builds the River client that runs the jobs (index builds,
-// branch copies and deletions, batches sized by jobs.batch_target_ms and
-// jobs.batch_contended_ms) and the pipeline whose schema changes queue the
+// branch copies and deletions, batches sized by jobs.batch_target and
+// jobs.batch_contended) and the pipeline whose schema changes queue the
 // per-Attribute index builds in the same transaction. Branch creation and
 // deletion queue their jobs through Keeper's own insert-only client, in the
 // request's transaction.
-func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
-	workers := jobs.NewWorkersWith(s, jobs.Config{BatchTargetMS: cfg.Jobs.BatchTargetMS, BatchContendedMS: cfg.Jobs.BatchContendedMS})
+func assemble(cfg config.Config, s *store.Store) (*parts, error) {
+	workers := jobs.NewWorkersWith(s, jobs.ConfigFrom(cfg))
 	client, err := jobs.NewClient(s.Pool, workers, nil)
 	if err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
-	cc := cfg.CommitConfig()
+	cc := commit.ConfigFrom(cfg)
 	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
 	}
@@ -49,7 +49,7 @@ func assemble(cfg keeper.Config, s *store.Store) (*parts, error) {
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}
 	cc.IndexName = jobs.IndexName
-	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, cfg.ReadsConfig())}, nil
+	return &parts{river: client, pipeline: commit.New(s, cc), reader: reads.New(s, reads.ConfigFrom(cfg))}, nil
 }
 
 // serveWith starts the job client, serves HTTP until ctx ends, then stops

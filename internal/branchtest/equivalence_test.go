@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
@@ -203,7 +204,7 @@ func (w *world) rounds(n int) {
 		cp, errCp := w.p.Commit(w.ctx, w.domain, "agent/cp", req, "")
 		require.Equal(w.t, errOv == nil, errCp == nil, "overlay: %v; copy: %v", errOv, errCp)
 		if errOv != nil {
-			var a, b *store.InvalidError
+			var a, b *lberr.Error
 			require.True(w.t, errors.As(errOv, &a), "%v", errOv)
 			require.True(w.t, errors.As(errCp, &b), "%v", errCp)
 			require.Equal(w.t, a.Problems, b.Problems)

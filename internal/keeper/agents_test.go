@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 )
 
@@ -263,7 +264,7 @@ func TestETagsAndResponseCache(t *testing.T) {
 
 func TestResponseCacheOff(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) { c.HTTP.CacheMaxBytes = 0 })
+	e := testServer(t, func(c *config.Config) { c.HTTP.CacheMaxBytes = 0 })
 	admin := e.withSupply("acme")
 	e.commit("acme", "main", admin, commitBody("a", put("Supplier", "S-1", map[string]any{"name": "Acme"})))
 	p := branchPath("acme", "main") + "/records/S-1"
@@ -275,8 +276,8 @@ func TestResponseCacheOff(t *testing.T) {
 
 func TestRateLimits(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) {
-		c.HTTP.RateLimit = keeper.RateLimitConfig{RequestsPerSecond: 5, Burst: 5, HeavyRequestsPerSecond: 1, HeavyBurst: 1}
+	e := testServer(t, func(c *config.Config) {
+		c.HTTP.RateLimit = config.RateLimit{RequestsPerSecond: 5, Burst: 5, HeavyRequestsPerSecond: 1, HeavyBurst: 1}
 	})
 	e.createDomain("acme")
 	a := e.token("acme", "a", "admin")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
@@ -45,7 +46,7 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	s, err := store.Open(ctx, url, store.Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	cfg := keeper.DefaultConfig()
+	cfg := config.Default()
 	srv := keeper.New(cfg, s, nil, nil, nil)
 	rec := newRecorder()
 	srv.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
@@ -377,7 +378,7 @@ func TestEscapedBranchNames(t *testing.T) {
 
 func TestBodyTooLarge(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) { c.HTTP.MaxBodyBytes = 4096 })
+	e := testServer(t, func(c *config.Config) { c.HTTP.MaxBodyBytes = 4096 })
 	admin := e.withSupply("supply")
 	big := commitBody("big", put("Supplier", "S-1", map[string]any{"name": strings.Repeat("x", 5000)}))
 	before := e.rowCounts()

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -187,7 +188,7 @@ func checkTokenRequest(req *createTokenRequest) error {
 		}
 	}
 	if len(problems) > 0 {
-		return &store.InvalidError{Status: http.StatusBadRequest, Title: "Invalid token request", Problems: problems}
+		return lberr.Fields(lberr.Invalid, "Invalid token request", problems...)
 	}
 	return nil
 }

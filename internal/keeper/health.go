@@ -54,6 +54,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		if st.RiverCurrent < st.RiverLatest {
 			out.Missing = append(out.Missing, "migrations: river at "+itoa(st.RiverCurrent)+", needs "+itoa(st.RiverLatest)+"; run keeper migrate")
 		}
+		if st.FunctionsPending > 0 {
+			out.Missing = append(out.Missing, "migrations: "+itoa(st.FunctionsPending)+" function files not applied; run keeper migrate")
+		}
 		writeJSON(w, http.StatusServiceUnavailable, out)
 		return
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
@@ -40,28 +41,28 @@ type env struct {
 	// Store is the server's store (owner pool), for SQL checks.
 	Store *store.Store
 	// Config is the server's configuration.
-	Config keeper.Config
+	Config config.Config
 	// Server is the Keeper under test.
 	Server *keeper.Server
 }
 
 // testServer starts Keeper over a fresh migrated database, with the
 // configuration changed by opts, and stops it when the test ends.
-func testServer(t *testing.T, opts ...func(*keeper.Config)) *env {
+func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	cfg := keeper.DefaultConfig()
+	cfg := config.Default()
 	cfg.AdminToken = testAdminToken
 	for _, o := range opts {
 		o(&cfg)
 	}
 	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), cfg.StoreConfig())
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.ConfigFrom(cfg))
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	startJobs(t, s, logger)
-	srv := keeper.New(cfg, s, commit.New(s, cfg.CommitConfig()), reads.New(s, cfg.ReadsConfig()), logger)
+	srv := keeper.New(cfg, s, commit.New(s, commit.ConfigFrom(cfg)), reads.New(s, reads.ConfigFrom(cfg)), logger)
 	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(specChecked(t, srv.Handler()))
 	t.Cleanup(hs.Close)

@@ -9,7 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 // bearer adds a token to every request.
@@ -198,7 +198,7 @@ func TestMCPProposalTools(t *testing.T) {
 
 func TestMCPHostileInput(t *testing.T) {
 	t.Parallel()
-	e := testServer(t, func(c *keeper.Config) { c.HTTP.MaxBodyBytes = 64 << 10 })
+	e := testServer(t, func(c *config.Config) { c.HTTP.MaxBodyBytes = 64 << 10 })
 	admin := e.withSupply("acme")
 	e.commit("acme", "main", admin, commitBody("seed", put("Supplier", "S-1", map[string]any{"name": "Acme"})))
 	e.createDomain("other")

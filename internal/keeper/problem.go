@@ -1,19 +1,17 @@
 package keeper
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/lberr"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -23,7 +21,7 @@ type Problem struct {
 	Title  string          `json:"title"`
 	Status int             `json:"status"`
 	Detail string          `json:"detail,omitempty"`
-	Errors []store.Problem `json:"errors"`
+	Errors []lberr.Problem `json:"errors"`
 }
 
 // problemType is the type URI of a problem with the given slug.
@@ -44,7 +42,7 @@ func badRequest(field, code, message string) error {
 	return &problemError{Problem{
 		Type: problemType("invalid-request"), Title: "Invalid request", Status: http.StatusBadRequest,
 		Detail: message,
-		Errors: []store.Problem{{Field: field, Code: code, Message: message}},
+		Errors: []lberr.Problem{{Field: field, Code: code, Message: message}},
 	}}
 }
 
@@ -74,31 +72,39 @@ func quote(s string) string {
 	return string(b)
 }
 
+// The answer to each kind of error: its status and problem type. This is
+// the one place a kind becomes an HTTP status.
+var kindAnswers = map[lberr.Kind]struct {
+	status int
+	slug   string
+	title  string
+}{
+	lberr.Invalid:       {http.StatusBadRequest, "invalid-request", "Invalid request"},
+	lberr.Unprocessable: {http.StatusUnprocessableEntity, "unprocessable", "Unprocessable request"},
+	lberr.NotFound:      {http.StatusNotFound, "not-found", "Not found"},
+	lberr.Conflict:      {http.StatusConflict, "conflict", "Conflict"},
+	lberr.TooLarge:      {http.StatusRequestEntityTooLarge, "too-large", "Request too large"},
+	lberr.Timeout:       {http.StatusServiceUnavailable, "timeout", "Service unavailable"},
+	lberr.Unavailable:   {http.StatusServiceUnavailable, "unavailable", "Service unavailable"},
+	lberr.Canceled:      {http.StatusServiceUnavailable, "canceled", "Request canceled"},
+	lberr.Internal:      {http.StatusInternalServerError, "internal", "Internal server error"},
+}
+
+// databaseDetails say, without echoing SQL, what a kind of database error
+// means for the client.
+var databaseDetails = map[lberr.Kind]string{
+	lberr.Invalid:     "A value in the request cannot be stored (for example a NUL character or a number out of range).",
+	lberr.TooLarge:    "A value in the request is too large to store or index.",
+	lberr.Conflict:    "The request collided with a concurrent change; retry it.",
+	lberr.Unavailable: "The database is not available; retry.",
+}
+
 // problemFor maps an error to its problem document and reports whether it
 // is a server fault that must be logged.
 func problemFor(err error) (Problem, bool) {
 	var pe *problemError
 	if errors.As(err, &pe) {
 		return pe.p, false
-	}
-	var inv *store.InvalidError
-	if errors.As(err, &inv) {
-		status := inv.Status
-		if status < 400 || status > 499 {
-			status = http.StatusBadRequest
-		}
-		title := inv.Title
-		if title == "" {
-			title = http.StatusText(status)
-		}
-		p := Problem{Type: problemType(slugFor(status)), Title: title, Status: status, Errors: inv.Problems}
-		if len(inv.Problems) > 0 {
-			p.Detail = inv.Problems[0].Message
-			if len(inv.Problems) > 1 {
-				p.Detail += " (and " + itoa(len(inv.Problems)-1) + " more problems in errors)"
-			}
-		}
-		return p, false
 	}
 	var mbe *http.MaxBytesError
 	switch {
@@ -111,74 +117,55 @@ func problemFor(err error) (Problem, bool) {
 	case errors.Is(err, commit.ErrIdempotencyReused):
 		return Problem{Type: problemType("idempotency-key-reused"), Title: "Idempotency-Key reused", Status: http.StatusUnprocessableEntity,
 			Detail: "This Idempotency-Key was used before with a different request; use a new key for a new request."}, false
-	case errors.Is(err, store.ErrNotFound):
-		return Problem{Type: problemType("not-found"), Title: "Not found", Status: http.StatusNotFound, Detail: firstLine(err)}, false
-	case errors.Is(err, store.ErrConflict):
-		return Problem{Type: problemType("conflict"), Title: "Conflict", Status: http.StatusConflict, Detail: firstLine(err)}, false
-	case errors.Is(err, store.ErrMigrationsBehind):
-		return Problem{Type: problemType("unavailable"), Title: "Service unavailable", Status: http.StatusServiceUnavailable,
-			Detail: "The database migrations are behind; run keeper migrate."}, true
-	case errors.Is(err, context.DeadlineExceeded), store.IsCode(err, pgerrcode.QueryCanceled):
-		return Problem{Type: problemType("timeout"), Title: "Service unavailable", Status: http.StatusServiceUnavailable,
-			Detail: "The request took too long and was stopped; retry, or ask for less."}, true
-	case errors.Is(err, context.Canceled):
-		return Problem{Type: problemType("canceled"), Title: "Request canceled", Status: http.StatusServiceUnavailable,
-			Detail: "The request was canceled."}, false
+	}
+	kind := lberr.KindOf(err)
+	ans := kindAnswers[kind]
+	p := Problem{Type: problemType(ans.slug), Title: ans.title, Status: ans.status}
+	var e *lberr.Error
+	if errors.As(err, &e) {
+		if e.Title != "" {
+			p.Title = e.Title
+		}
+		p.Errors = e.Problems
+		if len(e.Problems) > 0 {
+			p.Detail = e.Problems[0].Message
+			if len(e.Problems) > 1 {
+				p.Detail += " (and " + itoa(len(e.Problems)-1) + " more problems in errors)"
+			}
+		}
+		return p, kind == lberr.Internal
 	}
 	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		return Problem{Type: problemType("unavailable"), Title: "Service unavailable", Status: http.StatusServiceUnavailable,
-			Detail: "The database is not reachable."}, true
+	switch {
+	case kind == lberr.Timeout:
+		p.Detail = "The request took too long and was stopped; retry, or ask for less."
+		return p, true
+	case kind == lberr.Canceled:
+		p.Detail = "The request was canceled."
+		return p, false
+	case errors.Is(err, store.ErrMigrationsBehind):
+		p.Detail = "The database migrations are behind; run keeper migrate."
+		return p, true
+	case errors.As(err, &ce):
+		p.Detail = "The database is not reachable."
+		return p, true
 	}
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) {
-		switch {
-		case strings.HasPrefix(pg.Code, "22"):
-			// Data exceptions come from values the client sent that slipped
-			// past validation (an unsupported character, a number out of
-			// range): the client's fault, but never worth echoing SQL for.
-			return Problem{Type: problemType("invalid-request"), Title: "Invalid request", Status: http.StatusBadRequest,
-				Detail: "A value in the request cannot be stored (for example a NUL character or a number out of range)."}, true
-		case pg.Code == pgerrcode.ProgramLimitExceeded || pg.Code == pgerrcode.StatementTooComplex:
-			return Problem{Type: problemType("too-large"), Title: "Request too large", Status: http.StatusRequestEntityTooLarge,
-				Detail: "A value in the request is too large to store or index."}, true
-		case pg.Code == pgerrcode.SerializationFailure || pg.Code == pgerrcode.DeadlockDetected || pg.Code == pgerrcode.LockNotAvailable:
-			return Problem{Type: problemType("conflict"), Title: "Conflict", Status: http.StatusConflict,
-				Detail: "The request collided with a concurrent change; retry it."}, true
-		case pg.Code == pgerrcode.TooManyConnections || strings.HasPrefix(pg.Code, "57P") || strings.HasPrefix(pg.Code, "08"):
-			return Problem{Type: problemType("unavailable"), Title: "Service unavailable", Status: http.StatusServiceUnavailable,
-				Detail: "The database is not available; retry."}, true
-		}
+	if k, ok := lberr.DatabaseKind(err); ok && k == kind {
+		// The database refused a value the client sent that slipped past
+		// validation, or collided with a concurrent change: never worth
+		// echoing SQL for, and logged.
+		p.Detail = databaseDetails[kind]
+		return p, true
 	}
-	return Problem{Type: problemType("internal"), Title: "Internal server error", Status: http.StatusInternalServerError,
-		Detail: "The server failed to handle the request; it has been logged."}, true
-}
-
-func slugFor(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return "not-found"
-	case http.StatusConflict:
-		return "conflict"
-	case http.StatusUnprocessableEntity:
-		return "unprocessable"
-	case http.StatusForbidden:
-		return "forbidden"
-	case http.StatusRequestEntityTooLarge:
-		return "too-large"
-	default:
-		return "invalid-request"
+	switch kind {
+	case lberr.Internal:
+		p.Detail = "The server failed to handle the request; it has been logged."
+		return p, true
+	case lberr.Unavailable:
+		return p, true
 	}
-}
-
-// firstLine is an error's message up to its first newline (errors.Join
-// puts driver detail on the following lines).
-func firstLine(err error) string {
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
-	}
-	return msg
+	p.Detail = lberr.FirstLine(err)
+	return p, false
 }
 
 // writeError answers err as a problem document, logging server faults.
@@ -202,7 +189,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 func writeProblem(w http.ResponseWriter, p Problem) {
 	if p.Errors == nil {
-		p.Errors = []store.Problem{}
+		p.Errors = []lberr.Problem{}
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

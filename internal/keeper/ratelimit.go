@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-chi/httprate"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lorebase/lorebase/internal/config"
 )
 
 // rateLimits are the per-token limits of one Keeper: a general class and
@@ -35,7 +37,7 @@ func newLimiter(rps, burst int, onLimit http.HandlerFunc) *httprate.RateLimiter 
 	return httprate.NewRateLimiter(limit, window, httprate.WithLimitHandler(onLimit))
 }
 
-func newRateLimits(c RateLimitConfig, s *Server, reg prometheus.Registerer) *rateLimits {
+func newRateLimits(c config.RateLimit, reg prometheus.Registerer) *rateLimits {
 	rl := &rateLimits{limited: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "lorebase", Name: "rate_limited_total", Help: "Requests refused with 429, by limit class.",
 	}, []string{"class"})}

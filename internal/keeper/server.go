@@ -15,20 +15,21 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
 // Server is Keeper's HTTP API over one store.
 type Server struct {
-	cfg       Config
+	cfg       config.Config
 	store     *store.Store
 	commits   *commit.Pipeline
 	reads     *reads.Reader
 	log       *slog.Logger
 	metrics   *metrics
 	adminHash []byte // sha256 of the bootstrap admin token; nil when disabled
-	// tokens caches resolved bearer tokens for auth.token_cache_ms (nil:
+	// tokens caches resolved bearer tokens for auth.token_cache (nil:
 	// every request looks its token up).
 	tokens  *expirable.LRU[string, *store.Token]
 	handler http.Handler
@@ -45,13 +46,13 @@ type Server struct {
 
 // New returns a Server. cfg should have passed Validate; log may be nil
 // (nothing is logged).
-func New(cfg Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *slog.Logger) *Server {
+func New(cfg config.Config, s *store.Store, p *commit.Pipeline, r *reads.Reader, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	srv := &Server{cfg: cfg, store: s, commits: p, reads: r, log: log, metrics: newMetrics(s.Pool)}
-	if cfg.Auth.TokenCacheMS > 0 {
-		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, time.Duration(cfg.Auth.TokenCacheMS)*time.Millisecond)
+	if cfg.Auth.TokenCache > 0 {
+		srv.tokens = expirable.NewLRU[string, *store.Token](10000, nil, cfg.Auth.TokenCache)
 	}
 	if cfg.AdminToken != "" {
 		srv.adminHash = store.HashToken(cfg.AdminToken)
@@ -179,7 +180,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // Run listens on cfg.Listen and serves until ctx ends, then shuts down
-// gracefully within http.shutdown_timeout_ms.
+// gracefully within http.shutdown_timeout.
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
@@ -190,13 +191,13 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: new
 // connections are refused and requests in flight finish (within
-// http.shutdown_timeout_ms).
+// http.shutdown_timeout).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       ms(s.cfg.HTTP.ReadTimeoutMS),
-		WriteTimeout:      ms(s.cfg.HTTP.WriteTimeoutMS),
+		ReadTimeout:       s.cfg.HTTP.ReadTimeout,
+		WriteTimeout:      s.cfg.HTTP.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -212,7 +213,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	s.log.Info("keeper shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ms(s.cfg.HTTP.ShutdownTimeoutMS))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shut down: %w", err)

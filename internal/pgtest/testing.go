@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -137,7 +138,7 @@ func createDatabase(ctx context.Context, adminURL, name, template string) error 
 			return nil
 		}
 		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "55006" || time.Now().After(deadline) {
+		if !errors.As(err, &pgErr) || pgErr.Code != pgerrcode.ObjectInUse || time.Now().After(deadline) {
 			return fmt.Errorf("create database %s: %w", name, err)
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -1,0 +1,117 @@
+package config
+
+import "time"
+
+// Config is Keeper's configuration. The table in keys.go names the key of
+// every field.
+type Config struct {
+	// Listen is the address the HTTP server listens on.
+	Listen   string
+	Database Database
+	HTTP     HTTP
+	Store    Store
+	Search   Search
+	Read     Read
+	Write    Write
+	Jobs     Jobs
+	Branches Branches
+	Auth     Auth
+	// AdminToken is the bootstrap admin's bearer token; empty disables it.
+	AdminToken string
+}
+
+// Database is the database.* section.
+type Database struct {
+	URL              string
+	StatementTimeout time.Duration
+	MaxConns         int
+}
+
+// HTTP is the http.* section.
+type HTTP struct {
+	MaxBodyBytes    int64
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+	ShutdownTimeout time.Duration
+	RateLimit       RateLimit
+	// CacheMaxBytes bounds the response cache of reads (0 keeps nothing).
+	CacheMaxBytes int64
+	// TraceQueue bounds the trace steps waiting to be written.
+	TraceQueue int
+}
+
+// RateLimit is the http.rate_limit.* section: per token and per Keeper
+// instance; 0 requests per second turns a class off.
+type RateLimit struct {
+	RequestsPerSecond      int
+	Burst                  int
+	HeavyRequestsPerSecond int
+	HeavyBurst             int
+}
+
+// Store is the store.* section.
+type Store struct {
+	Reads StoreReads
+}
+
+// StoreReads is the store.reads.* section.
+type StoreReads struct {
+	SearchCandidates int
+}
+
+// Search is the search.* section.
+type Search struct {
+	Partial SearchPartial
+}
+
+// SearchPartial is the search.partial.* section.
+type SearchPartial struct {
+	MinResults int
+	Candidates int
+}
+
+// Read is the read.* section.
+type Read struct {
+	History      Limit
+	Page         PageLimit
+	Neighborhood Neighborhood
+}
+
+// Limit holds a default page size.
+type Limit struct {
+	DefaultLimit int
+}
+
+// PageLimit holds a default and a maximum page size.
+type PageLimit struct {
+	DefaultLimit int
+	MaxLimit     int
+}
+
+// Neighborhood bounds neighborhood reads.
+type Neighborhood struct {
+	MaxLimit int
+	MaxDepth int
+}
+
+// Write is the write.* section.
+type Write struct {
+	CopyThresholdRows int
+	MaxChanges        int
+}
+
+// Jobs is the jobs.* section.
+type Jobs struct {
+	BatchTarget    time.Duration
+	BatchContended time.Duration
+}
+
+// Branches is the branches.* section.
+type Branches struct {
+	OverlayIndexThreshold int
+}
+
+// Auth is the auth.* section.
+type Auth struct {
+	TokenCache time.Duration
+}

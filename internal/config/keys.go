@@ -1,0 +1,64 @@
+package config
+
+// Key is one configuration key: its dotted name (the YAML path; the
+// environment variable is EnvName of it), its default as written in YAML,
+// its check (nil: any value of its type) and the sentence
+// docs/configuration.md gives it. Its type is the type of its field.
+type Key struct {
+	Name    string
+	Default string
+	Check   Check
+	Doc     string
+	field   func(*Config) any
+}
+
+// keys is the table of every key. Adding a key: a field in Config and one
+// row here (then `go test ./internal/config -update-doc` rewrites the table
+// in docs/configuration.md).
+var keys = []Key{
+	{"listen", "127.0.0.1:8080", hostPort, "host:port the HTTP server listens on.", func(c *Config) any { return &c.Listen }},
+	{"database.url", "", nil, "the owner's PostgreSQL connection URL. Required by `serve`, `migrate`, `token`, `demo`; `run` starts a throwaway cluster when it is unset.", func(c *Config) any { return &c.Database.URL }},
+	{"database.statement_timeout", "30s", positive, "PostgreSQL `statement_timeout` of every pooled connection. A statement stopped by it answers 503.", func(c *Config) any { return &c.Database.StatementTimeout }},
+	{"database.max_conns", "0", between(0, 10000), "connection pool size; 0 is the driver's default (the larger of 4 and the number of CPUs).", func(c *Config) any { return &c.Database.MaxConns }},
+	{"http.max_body_bytes", "33554432", atLeast(1024), "largest request body (32 MiB by default); a larger one is refused with 413 and nothing is written.", func(c *Config) any { return &c.HTTP.MaxBodyBytes }},
+	{"http.read_timeout", "60s", positive, "time to read a whole request, body included.", func(c *Config) any { return &c.HTTP.ReadTimeout }},
+	{"http.write_timeout", "120s", positive, "time from the end of the request headers to the end of the response (covers a large commit).", func(c *Config) any { return &c.HTTP.WriteTimeout }},
+	{"http.shutdown_timeout", "20s", positive, "on SIGINT/SIGTERM, how long requests in flight may take to finish.", func(c *Config) any { return &c.HTTP.ShutdownTimeout }},
+	{"http.rate_limit.requests_per_second", "0", between(0, 1000000), "average requests per second one token may make to one Keeper (limits are per instance: N Keepers allow N times as much); over it: 429 with `Retry-After` and a problem document. 0 turns the limit off.", func(c *Config) any { return &c.HTTP.RateLimit.RequestsPerSecond }},
+	{"http.rate_limit.burst", "0", between(0, 1000000), "requests one token may make at once: the limit counts `burst` requests per window of `burst / requests_per_second` seconds (at least 1 s). Below `requests_per_second` it is raised to it.", func(c *Config) any { return &c.HTTP.RateLimit.Burst }},
+	{"http.rate_limit.heavy_requests_per_second", "0", between(0, 1000000), "the tighter limit of searches, neighborhoods and merges, counted on top of the general one. 0 turns it off.", func(c *Config) any { return &c.HTTP.RateLimit.HeavyRequestsPerSecond }},
+	{"http.rate_limit.heavy_burst", "0", between(0, 1000000), "the burst of the tighter limit.", func(c *Config) any { return &c.HTTP.RateLimit.HeavyBurst }},
+	{"http.cache_max_bytes", "67108864", nonNegative, "bytes the in-memory response cache of reads may hold (64 MiB by default), keyed by Domain, the Revision read, the token's grants and the request. 0 keeps no answers; ETags and 304 still work.", func(c *Config) any { return &c.HTTP.CacheMaxBytes }},
+	{"http.trace_queue", "10000", between(1, 10000000), "trace steps (requests sent with `X-Lorebase-Trace`) waiting to be written; when full, steps are dropped and counted in `lorebase_trace_steps_dropped_total`, never slowing a request.", func(c *Config) any { return &c.HTTP.TraceQueue }},
+	{"store.reads.search_candidates", "1000", positive, "most full-text matches a search ranks.", func(c *Config) any { return &c.Store.Reads.SearchCandidates }},
+	{"search.partial.min_results", "5", positive, "when every-term matching finds fewer results than this, partial matching ranks Records holding some of the terms.", func(c *Config) any { return &c.Search.Partial.MinResults }},
+	{"search.partial.candidates", "100", positive, "most partial matches ranked.", func(c *Config) any { return &c.Search.Partial.Candidates }},
+	{"read.history.default_limit", "20", positive, "page size of history and of the revision log when `limit` is absent. At most `read.page.max_limit`.", func(c *Config) any { return &c.Read.History.DefaultLimit }},
+	{"read.page.default_limit", "50", positive, "page size of Record and branch lists when `limit` is absent. At most `read.page.max_limit`.", func(c *Config) any { return &c.Read.Page.DefaultLimit }},
+	{"read.page.max_limit", "1000", positive, "largest `limit` accepted by any paged read; larger is 400.", func(c *Config) any { return &c.Read.Page.MaxLimit }},
+	{"read.neighborhood.max_limit", "1000", positive, "largest `limit` of a neighborhood read.", func(c *Config) any { return &c.Read.Neighborhood.MaxLimit }},
+	{"read.neighborhood.max_depth", "3", positive, "largest `depth` of a neighborhood read.", func(c *Config) any { return &c.Read.Neighborhood.MaxDepth }},
+	{"write.copy_threshold_rows", "500", positive, "commit batches of more rows than this go through `COPY` into a staging table.", func(c *Config) any { return &c.Write.CopyThresholdRows }},
+	{"write.max_changes", "50000", positive, "most changes in one commit.", func(c *Config) any { return &c.Write.MaxChanges }},
+	{"jobs.batch_target", "200ms", positive, "how long a background batch (branch copy, delete) aims to hold a branch lock.", func(c *Config) any { return &c.Jobs.BatchTarget }},
+	{"jobs.batch_contended", "50ms", positive, "the batch target once a commit had to wait for a batch. At most `jobs.batch_target`.", func(c *Config) any { return &c.Jobs.BatchContended }},
+	{"branches.overlay_index_threshold", "10000", positive, "own Records of one Kind past which an overlay gets per-Attribute indexes of its own (built by the `store.index` job queued in the commit that crossed it). Below it, an attribute query reads the overlay's own Records of the Kind through the Kind index and filters them. See docs/branches.md.", func(c *Config) any { return &c.Branches.OverlayIndexThreshold }},
+	{"auth.token_cache", "5s", nonNegative, "how long a resolved bearer token stays in memory (keyed by its hash; only existing tokens are cached). `0s` looks every request's token up.", func(c *Config) any { return &c.Auth.TokenCache }},
+	{"admin_token", "", adminToken, "the bootstrap admin's bearer token: may do everything, and alone may create and list Domains. At least 16 characters, no spaces or control characters. Empty disables it (`keeper run` generates one). Prefer the variable to a file: keep secrets out of files.", func(c *Config) any { return &c.AdminToken }},
+}
+
+// relations are the checks between keys, run after every key's own.
+var relations = []struct {
+	key  string
+	fail func(c *Config) string
+}{
+	{"read.page.default_limit", func(c *Config) string {
+		return exceeds(c.Read.Page.DefaultLimit, c.Read.Page.MaxLimit, "read.page.max_limit")
+	}},
+	{"read.history.default_limit", func(c *Config) string {
+		return exceeds(c.Read.History.DefaultLimit, c.Read.Page.MaxLimit, "read.page.max_limit")
+	}},
+	{"jobs.batch_contended", func(c *Config) string {
+		return exceeds(c.Jobs.BatchContended, c.Jobs.BatchTarget, "jobs.batch_target")
+	}},
+}

@@ -1,0 +1,11 @@
+CREATE OR REPLACE FUNCTION lb_page(p_branch text, p_kind text, p_after text, p_limit integer, p_at bigint DEFAULT NULL::bigint)
+ RETURNS TABLE(key text, kind text, title text, "values" jsonb, revision text)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+BEGIN
+    RETURN QUERY EXECUTE lb_page_sql(p_branch, p_kind, p_after, p_limit, p_at);
+END
+$function$;

@@ -1,0 +1,11 @@
+CREATE OR REPLACE FUNCTION lb_query_by_attribute_at(p_branch text, p_kind text, p_attribute text, p_value text, p_after text, p_limit integer, p_at bigint)
+ RETURNS TABLE(key text, kind text, title text, "values" jsonb, revision text)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+ SET jit TO 'off'
+AS $function$
+BEGIN
+    RETURN QUERY EXECUTE lb_query_by_attribute_at_sql(p_branch, p_kind, p_attribute, p_value, p_after, p_limit, p_at);
+END
+$function$;

@@ -1,0 +1,18 @@
+CREATE OR REPLACE FUNCTION lb_search_partial_sql(src text, p_kind text, terms tsquery[], full_q tsquery, p_candidates integer, p_limit integer)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+SELECT format($q$SELECT c.key::text, c.kind::text, c.title,
+       (ts_rank(c.search, %2$L::tsquery) * (%3$s) / %4$s)::real AS score, 'partial'::text, NULL::jsonb
+  FROM (SELECT m.key, m.kind, m.title, m.search %1$s
+           AND m.search @@ %2$L::tsquery AND NOT m.search @@ %5$L::tsquery%6$s
+         LIMIT %7$s) c
+ ORDER BY (%3$s) DESC, score DESC, c.key
+ LIMIT %8$s$q$, src,
+    (SELECT string_agg('(' || t::text || ')', ' | ') FROM unnest(terms) t),
+    (SELECT string_agg(format('(c.search @@ %L::tsquery)::int', t::text), ' + ') FROM unnest(terms) t),
+    cardinality(terms), full_q::text,
+    CASE WHEN coalesce(p_kind, '') <> '' THEN format(' AND m.kind = %L', p_kind) ELSE '' END,
+    p_candidates, p_limit)
+$function$;

@@ -1,0 +1,45 @@
+-- lb_search_terms_levels: the query's words, their corrections from the
+-- lexicons of every level (a word any level holds is not corrected) and
+-- each word's term.
+CREATE OR REPLACE FUNCTION lb_search_terms_levels(d integer, bs integer[], p_query text)
+ RETURNS TABLE(word text, corrections text[], term tsquery)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    w text;
+    c text[];
+    t tsquery;
+    i int;
+BEGIN
+    IF cardinality(bs) = 1 THEN
+        RETURN QUERY SELECT * FROM lb_search_terms(d, bs[1], p_query);
+        RETURN;
+    END IF;
+    FOR w IN SELECT x FROM unnest(tsvector_to_array(to_tsvector('simple', left(coalesce(p_query, ''), 500)))) x LIMIT 16 LOOP
+        c := '{}';
+        t := plainto_tsquery('simple', w);
+        IF numnode(t) = 0 THEN
+            CONTINUE;
+        END IF;
+        IF length(w) >= 3 AND w ~ '[[:alpha:]]' AND NOT EXISTS (
+               SELECT 1 FROM unnest(bs) lb(b), mat_lexicon l WHERE l.domain_id = d AND l.branch_id = lb.b AND l.word = w) THEN
+            SELECT coalesce(array_agg(z.word ORDER BY z.sim DESC, z.word), '{}') INTO c FROM (
+                SELECT y.word, max(y.sim) AS sim FROM unnest(bs) lb(b)
+                 CROSS JOIN LATERAL (SELECT l.word, similarity(l.word, w) AS sim FROM mat_lexicon l
+                        WHERE l.domain_id = d AND l.branch_id = lb.b AND l.word % w
+                        ORDER BY 2 DESC, 1 LIMIT 3) y
+                 GROUP BY y.word
+                 ORDER BY 2 DESC, 1 LIMIT 3) z;
+            FOR i IN 1..coalesce(array_length(c, 1), 0) LOOP
+                t := t || plainto_tsquery('simple', c[i]);
+            END LOOP;
+        END IF;
+        word := w;
+        corrections := c;
+        term := t;
+        RETURN NEXT;
+    END LOOP;
+END
+$function$;

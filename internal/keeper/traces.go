@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -213,6 +214,9 @@ func (s *Server) traceRequests(next http.Handler) http.Handler {
 		}
 		if rc := chi.RouteContext(r.Context()); rc != nil {
 			st.route = rc.RoutePattern()
+			if strings.HasSuffix(st.route, "/traces/{id}") {
+				return // reading a trace is not a step of it
+			}
 			if b, err := pathParam(r, "branch"); err == nil {
 				st.branch = b
 			}

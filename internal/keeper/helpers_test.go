@@ -33,7 +33,7 @@ const testAdminToken = "test-bootstrap-admin-token-0123456789"
 
 // env is a running Keeper over a fresh database.
 type env struct {
-	t *testing.T
+	t testing.TB
 	// URL is the server's base URL (no trailing slash).
 	URL string
 	// Admin is the bootstrap admin token.
@@ -48,7 +48,7 @@ type env struct {
 
 // testServer starts Keeper over a fresh migrated database, with the
 // configuration changed by opts, and stops it when the test ends.
-func testServer(t *testing.T, opts ...func(*config.Config)) *env {
+func testServer(t testing.TB, opts ...func(*config.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := config.Default()
@@ -71,7 +71,7 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 
 // specChecked validates every response the handler writes against the
 // OpenAPI document: an undocumented route, status or body fails the test.
-func specChecked(t *testing.T, h http.Handler) http.Handler {
+func specChecked(t testing.TB, h http.Handler) http.Handler {
 	t.Helper()
 	v, err := specvalidate.New()
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func specChecked(t *testing.T, h http.Handler) http.Handler {
 
 // startJobs runs a River client with Lorebase's workers over the store
 // (branch copies and deletions complete in tests) until the test ends.
-func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
+func startJobs(t testing.TB, s *store.Store, logger *slog.Logger) {
 	t.Helper()
 	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
 		Workers:           jobs.NewWorkers(s),
@@ -101,7 +101,7 @@ func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) {
 }
 
 // testLog writes the server's warnings and errors to the test's log.
-type testLog struct{ t *testing.T }
+type testLog struct{ t testing.TB }
 
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
@@ -116,7 +116,7 @@ type response struct {
 }
 
 // JSON decodes the body into a map.
-func (r *response) JSON(t *testing.T) map[string]any {
+func (r *response) JSON(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(r.Body, &m), "body: %s", r.Body)
@@ -124,7 +124,7 @@ func (r *response) JSON(t *testing.T) map[string]any {
 }
 
 // Decode decodes the body into v.
-func (r *response) Decode(t *testing.T, v any) {
+func (r *response) Decode(t testing.TB, v any) {
 	t.Helper()
 	require.NoError(t, json.Unmarshal(r.Body, v), "body: %s", r.Body)
 }

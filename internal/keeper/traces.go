@@ -107,18 +107,27 @@ func (w *traceWriter) run(ctx context.Context) {
 			w.drain(batch[:0])
 			return
 		}
+		// Gather what arrives within traceLinger of the first step, so a
+		// busy Keeper writes a few statements a second, not one a request.
+		linger := time.NewTimer(traceLinger)
 	fill:
 		for len(batch) < traceBatch {
 			select {
 			case st := <-w.queue:
 				batch = append(batch, st)
-			default:
+			case <-linger.C:
+				break fill
+			case <-ctx.Done():
 				break fill
 			}
 		}
+		linger.Stop()
 		w.write(context.WithoutCancel(ctx), batch)
 	}
 }
+
+// traceLinger is how long the writer gathers steps into one statement.
+const traceLinger = 100 * time.Millisecond
 
 // drain writes whatever is still queued when the writer stops.
 func (w *traceWriter) drain(batch []traceStep) {

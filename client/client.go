@@ -93,13 +93,12 @@ func (p *Problem) Error() string {
 
 // request is one API call.
 type request struct {
-	method  string
-	path    string // escaped
-	query   url.Values
-	body    any
-	header  http.Header
-	retry   bool // safe to send again
-	noRetry bool
+	method string
+	path   string // escaped
+	query  url.Values
+	body   any
+	header http.Header
+	retry  bool // safe to send again
 }
 
 // do sends a call and decodes a 2xx answer into out (when not nil).

@@ -1,12 +1,10 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -154,11 +152,4 @@ func (f *fixture) token(t testing.TB, name, role string, branches ...string) str
 		t.Fatalf("token: %v", err)
 	}
 	return tok.Secret
-}
-
-// printJSON prints v compactly (for examples' output).
-func printJSON(v any) {
-	var b bytes.Buffer
-	_ = json.NewEncoder(&b).Encode(v)
-	fmt.Print(b.String())
 }

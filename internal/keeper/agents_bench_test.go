@@ -125,9 +125,15 @@ func BenchmarkAgentReads(b *testing.B) {
 	plainURL, plainToken := benchKeeper(b, func(c *config.Config) { c.HTTP.CacheMaxBytes = 0 })
 	cachedURL, cachedToken := benchKeeper(b)
 	reads := map[string]func(i int) string{
-		"get":          func(i int) string { return "/v1/domains/bench/branches/main/records/" + fmt.Sprintf("S-%04d", (i*37)%200) },
-		"search":       func(i int) string { return "/v1/domains/bench/branches/main/search?q=" + words[i%len(words)] + "+" + fmt.Sprint(i%20) },
-		"neighborhood": func(i int) string { return fmt.Sprintf("/v1/domains/bench/branches/main/records/P-%04d/neighborhood", (i*37)%200) },
+		"get": func(i int) string {
+			return "/v1/domains/bench/branches/main/records/" + fmt.Sprintf("S-%04d", (i*37)%200)
+		},
+		"search": func(i int) string {
+			return "/v1/domains/bench/branches/main/search?q=" + words[i%len(words)] + "+" + fmt.Sprint(i%20)
+		},
+		"neighborhood": func(i int) string {
+			return fmt.Sprintf("/v1/domains/bench/branches/main/records/P-%04d/neighborhood", (i*37)%200)
+		},
 	}
 	for _, name := range []string{"get", "search", "neighborhood"} {
 		b.Run(name, func(b *testing.B) {

@@ -42,6 +42,40 @@ func (c *Client) Health(ctx context.Context) error {
 	return err
 }
 
+// Readiness is the answer of GET /readyz.
+type Readiness struct {
+	Status     string `json:"status"`
+	Database   string `json:"database"`
+	Migrations *struct {
+		Current      int  `json:"current"`
+		Latest       int  `json:"latest"`
+		Dirty        bool `json:"dirty"`
+		RiverCurrent int  `json:"river_current"`
+		RiverLatest  int  `json:"river_latest"`
+	} `json:"migrations,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Ready reads GET /readyz: the database answers and its migrations are up
+// to date. A Keeper that is not ready answers a *Problem with status 503
+// whose Detail holds what is missing.
+func (c *Client) Ready(ctx context.Context) (*Readiness, error) {
+	var raw []byte
+	_, err := c.do(ctx, request{method: http.MethodGet, path: "/readyz"}, &raw)
+	var out Readiness
+	if err == nil {
+		err = json.Unmarshal(raw, &out)
+	}
+	return &out, err
+}
+
+// Metrics reads GET /metrics, the Prometheus text exposition.
+func (c *Client) Metrics(ctx context.Context) ([]byte, error) {
+	var out []byte
+	_, err := c.do(ctx, get("/metrics"), &out)
+	return out, err
+}
+
 // OpenAPI is the API's OpenAPI 3.1 document (GET /v1/openapi.json).
 func (c *Client) OpenAPI(ctx context.Context) ([]byte, error) {
 	var out []byte

@@ -36,6 +36,9 @@ func newResponseCache(maxBytes int64, reg prometheus.Registerer) *responseCache 
 		Help: "Cacheable reads by outcome: hit (served from the cache), miss (read), not_modified (304 on If-None-Match).",
 	}, []string{"result"})}
 	reg.MustRegister(c.lookups)
+	for _, r := range []string{"hit", "miss", "not_modified"} {
+		c.lookups.WithLabelValues(r) // exported from the start, at 0
+	}
 	if maxBytes > 0 {
 		c.entries = otter.Must(&otter.Options[string, cachedResponse]{
 			MaximumWeight: uint64(maxBytes),

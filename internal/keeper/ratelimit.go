@@ -54,6 +54,9 @@ func newRateLimits(c config.RateLimit, reg prometheus.Registerer) *rateLimits {
 				Detail: "This token has spent its rate limit (" + class + " requests); retry after " + retry + " s."})
 		}
 	}
+	for _, class := range []string{"general", "search, neighborhood and merge"} {
+		rl.limited.WithLabelValues(class)
+	}
 	rl.general = newLimiter(c.RequestsPerSecond, c.Burst, onLimit("general"))
 	rl.heavy = newLimiter(c.HeavyRequestsPerSecond, c.HeavyBurst, onLimit("search, neighborhood and merge"))
 	return rl

@@ -340,6 +340,9 @@ type MergeResult struct {
 	Revision    string   `json:"revision"`
 	Parents     []string `json:"parents"`
 	FastForward bool     `json:"fast_forward"`
+	// State is set (to the Proposal's state) when a large merge was
+	// queued as a job instead (202): poll the Proposal for its progress.
+	State string `json:"state,omitempty"`
 }
 
 // ProposalRequest opens a Proposal.

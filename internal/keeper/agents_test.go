@@ -30,6 +30,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	n := 0
 	require.NoError(t, chi.Walk(routes, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
 		path := param.ReplaceAllString(strings.TrimSuffix(route, "/*"), "x")
+		if !specvalidate.InAPI(path) {
+			return nil // the browser UI's pages
+		}
 		_, _, ok := v.Operation(method, path)
 		if !ok {
 			t.Errorf("%s %s is served but not documented in internal/apispec/openapi.yaml", method, route)

@@ -94,9 +94,21 @@ func (v *Validator) Operation(method, escapedPath string) (path string, op *open
 	return path, op, op != nil
 }
 
-// Check validates one response to req.
+// InAPI reports whether an escaped path belongs to the API the document
+// describes: /v1/..., /mcp and the service endpoints. Other paths are the
+// browser UI's (HTML pages, assets), which the document leaves out.
+func InAPI(escapedPath string) bool {
+	switch escapedPath {
+	case "/v1", "/mcp", "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(escapedPath, "/v1/")
+}
+
+// Check validates one response to req. Responses outside the API (InAPI)
+// are not checked.
 func (v *Validator) Check(ctx context.Context, req *http.Request, status int, header http.Header, body []byte) error {
-	if req.Method == http.MethodHead {
+	if req.Method == http.MethodHead || !InAPI(req.URL.EscapedPath()) {
 		return nil
 	}
 	path, op, ok := v.Operation(req.Method, req.URL.EscapedPath())

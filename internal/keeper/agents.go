@@ -27,7 +27,7 @@ func (s *Server) initAgents() {
 	s.spec = spec
 	s.traces = newTraceWriter(s.store.Pool, s.cfg.HTTP.TraceQueue, s.log, s.metrics.registry)
 	s.cache = newResponseCache(s.cfg.HTTP.CacheMaxBytes, s.metrics.registry)
-	s.limits = newRateLimits(s.cfg.HTTP.RateLimit, s.metrics.registry)
+	s.rates = newRateLimits(s.cfg.HTTP.RateLimit, s.metrics.registry)
 }
 
 // Close stops the trace writer after writing the steps it holds. Serve

@@ -86,7 +86,7 @@ func heavyRoute(method, escapedPath string) bool {
 
 // rateLimit applies the token's limits; it runs after authentication.
 func (s *Server) rateLimit(next http.Handler) http.Handler {
-	if s.limits.general == nil && s.limits.heavy == nil {
+	if s.rates.general == nil && s.rates.heavy == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -95,10 +95,10 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 		if p != nil && !p.bootstrap {
 			key = itoa(int(p.token.DomainID)) + ":" + p.token.ID
 		}
-		if s.limits.general != nil && s.limits.general.RespondOnLimit(w, r, key) {
+		if s.rates.general != nil && s.rates.general.RespondOnLimit(w, r, key) {
 			return
 		}
-		if s.limits.heavy != nil && heavyRoute(r.Method, r.URL.EscapedPath()) && s.limits.heavy.RespondOnLimit(w, r, key) {
+		if s.rates.heavy != nil && heavyRoute(r.Method, r.URL.EscapedPath()) && s.rates.heavy.RespondOnLimit(w, r, key) {
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -40,7 +40,7 @@ type Server struct {
 	spec      []byte
 	traces    *traceWriter
 	cache     *responseCache
-	limits    *rateLimits
+	rates     *rateLimits
 	closeOnce sync.Once
 }
 

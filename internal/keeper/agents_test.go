@@ -212,6 +212,13 @@ func TestETagsAndResponseCache(t *testing.T) {
 		branchPath("acme", "main") + "/resolve?mention=acme",
 		branchPath("acme", "main") + "/revisions",
 	}
+	var log struct {
+		Revisions []struct {
+			ID string `json:"id"`
+		} `json:"revisions"`
+	}
+	e.must(http.StatusOK, "GET", branchPath("acme", "main")+"/revisions", admin, nil).Decode(t, &log)
+	paths = append(paths, "/v1/domains/acme/revisions/"+log.Revisions[0].ID)
 	hits := e.metric(`lorebase_response_cache_requests_total{result="hit"}`)
 	for _, p := range paths {
 		first := e.must(http.StatusOK, "GET", p, admin, nil)

@@ -46,6 +46,20 @@ type HTTP struct {
 	DomainConcurrency int
 	// BodyConcurrency bounds the request bodies read at once.
 	BodyConcurrency int
+	RateLimit       RateLimit
+	// CacheMaxBytes bounds the response cache of reads (0 keeps nothing).
+	CacheMaxBytes int64
+	// TraceQueue bounds the trace steps waiting to be written.
+	TraceQueue int
+}
+
+// RateLimit is the http.rate_limit.* section: per token and per Keeper
+// instance; 0 requests per second turns a class off.
+type RateLimit struct {
+	RequestsPerSecond      int
+	Burst                  int
+	HeavyRequestsPerSecond int
+	HeavyBurst             int
 }
 
 // Store is the store.* section.

@@ -323,6 +323,18 @@ func (s *Server) postCommit(w http.ResponseWriter, r *http.Request) error {
 		req.Author = p.name()
 	}
 	req.IdempotencyScope = p.scope()
+	if trace, err := traceID(r); err != nil {
+		return err
+	} else if trace != "" {
+		// The commit names its trace; so does each change with provenance
+		// of its own, so lineage leads from every value to the trace.
+		req.Provenance = withTrace(req.Provenance, trace)
+		for i := range req.Changes {
+			if len(req.Changes[i].Provenance) > 0 {
+				req.Changes[i].Provenance = withTrace(req.Changes[i].Provenance, trace)
+			}
+		}
+	}
 	res, err := s.commits.Commit(r.Context(), domainFrom(r.Context()).ID, name, &req, idem)
 	if err != nil {
 		return err

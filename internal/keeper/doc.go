@@ -22,6 +22,12 @@
 // that fails writes nothing. Server faults are logged with the request id
 // and answered with a generic 500 that never carries SQL.
 //
+// For agents (agents.go, traces.go, cache.go, ratelimit.go): the OpenAPI
+// document at /v1/openapi.json (package apispec), the MCP endpoint at /mcp
+// (package agentmcp, whose tools call this router in-process), agent
+// traces written off the request path, ETags and a byte-bounded response
+// cache on reads, and per-token rate limits. docs/agents.md describes them.
+//
 // Branch names and keys in paths are URL-escaped (agent%2Fscout-7): routing
 // runs on the escaped path and each parameter is unescaped on its own.
 package keeper

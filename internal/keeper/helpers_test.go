@@ -19,6 +19,7 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/commit/merge"
+	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
@@ -34,7 +35,7 @@ const testAdminToken = "test-bootstrap-admin-token-0123456789"
 
 // env is a running Keeper over a fresh database.
 type env struct {
-	t *testing.T
+	t testing.TB
 	// URL is the server's base URL (no trailing slash).
 	URL string
 	// Admin is the bootstrap admin token.
@@ -43,11 +44,13 @@ type env struct {
 	Store *store.Store
 	// Config is the server's configuration.
 	Config config.Config
+	// Server is the Keeper under test.
+	Server *keeper.Server
 }
 
 // testServer starts Keeper over a fresh migrated database, with the
 // configuration changed by opts, and stops it when the test ends.
-func testServer(t *testing.T, opts ...func(*config.Config)) *env {
+func testServer(t testing.TB, opts ...func(*config.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := config.Default()
@@ -71,14 +74,24 @@ func testServer(t *testing.T, opts ...func(*config.Config)) *env {
 	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
 	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
 		Merges: merges, Jobs: jobs.Queue(client), Log: logger})
-	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(srv.Close)
+	hs := httptest.NewServer(specChecked(t, srv.Handler()))
 	t.Cleanup(hs.Close)
-	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
+	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg, Server: srv}
+}
+
+// specChecked validates every response the handler writes against the
+// OpenAPI document: an undocumented route, status or body fails the test.
+func specChecked(t testing.TB, h http.Handler) http.Handler {
+	t.Helper()
+	v, err := specvalidate.New()
+	require.NoError(t, err)
+	return v.Wrap(h, func(err error) { t.Errorf("OpenAPI: %v", err) })
 }
 
 // startJobs runs a River client with Lorebase's workers over the store
 // (branch copies and deletions complete in tests) until the test ends.
-func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
+func startJobs(t testing.TB, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
 	t.Helper()
 	workers := jobs.NewWorkers(s)
 	jobs.AddMergeWorker(workers, merge.New(s, commit.New(s, commit.Config{})))
@@ -102,7 +115,7 @@ func startJobs(t *testing.T, s *store.Store, logger *slog.Logger) *river.Client[
 }
 
 // testLog writes the server's warnings and errors to the test's log.
-type testLog struct{ t *testing.T }
+type testLog struct{ t testing.TB }
 
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
@@ -117,7 +130,7 @@ type response struct {
 }
 
 // JSON decodes the body into a map.
-func (r *response) JSON(t *testing.T) map[string]any {
+func (r *response) JSON(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(r.Body, &m), "body: %s", r.Body)
@@ -125,7 +138,7 @@ func (r *response) JSON(t *testing.T) map[string]any {
 }
 
 // Decode decodes the body into v.
-func (r *response) Decode(t *testing.T, v any) {
+func (r *response) Decode(t testing.TB, v any) {
 	t.Helper()
 	require.NoError(t, json.Unmarshal(r.Body, v), "body: %s", r.Body)
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -39,6 +40,13 @@ type Server struct {
 	merges *merge.Engine
 	// limits bound the work in flight per Domain and of large bodies.
 	limits *limits
+	// Agent interfaces (agents.go): the OpenAPI document, trace writer,
+	// response cache, rate limits and the MCP endpoint.
+	spec      []byte
+	traces    *traceWriter
+	cache     *responseCache
+	rates     *rateLimits
+	closeOnce sync.Once
 }
 
 // Parts are what a Server serves with; cmd/keeper builds them.
@@ -76,6 +84,7 @@ func New(cfg config.Config, p Parts) *Server {
 	if srv.merges == nil {
 		srv.merges = merge.New(p.Store, p.Pipeline)
 	}
+	srv.initAgents()
 	srv.handler = srv.routes()
 	return srv
 }
@@ -98,18 +107,21 @@ func (s *Server) routes() http.Handler {
 	r.Get("/healthz", s.healthz)
 	r.Get("/readyz", s.readyz)
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
+	r.Get("/v1/openapi.json", s.openapi)
+	r.Method(http.MethodPost, "/mcp", s.mcpHandler())
 
 	r.Route("/v1", func(r chi.Router) {
-		r.Use(s.withDeadline, s.limitBodies, s.authenticate)
+		r.Use(s.withDeadline, s.limitBodies, s.authenticate, s.rateLimit)
 		r.Post("/domains", s.handle(s.createDomain))
 		r.Get("/domains", s.handle(s.listDomains))
 		r.Post("/tokens", s.handle(s.createToken))
 		r.Route("/domains/{domain}", func(r chi.Router) {
-			r.Use(s.withDomain)
+			r.Use(s.withDomain, s.traceRequests)
 			r.Get("/", s.handle(s.showDomain))
-			r.Get("/revisions/{id}", s.handle(s.getRevision))
+			r.With(s.cachedRead).Get("/revisions/{id}", s.handle(s.getRevision))
 			r.Get("/tokens", s.handle(s.listTokens))
 			r.Delete("/tokens/{id}", s.handle(s.revokeToken))
+			r.Get("/traces/{id}", s.handle(s.getTrace))
 			r.Get("/branches", s.handle(s.listBranches))
 			r.Post("/branches", s.handle(s.createBranch))
 			r.Route("/branches/{branch}", func(r chi.Router) {
@@ -118,15 +130,15 @@ func (s *Server) routes() http.Handler {
 				r.Get("/schema", s.handle(s.getSchema))
 				r.Put("/schema", s.handle(s.putSchema))
 				r.Post("/commits", s.handle(s.postCommit))
-				r.Get("/records", s.handle(s.listRecords))
-				r.Get("/records/{key}", s.handle(s.getRecord))
-				r.Get("/records/{key}/links", s.handle(s.getLinks))
-				r.Get("/records/{key}/neighborhood", s.handle(s.getNeighborhood))
-				r.Get("/records/{key}/history", s.handle(s.getHistory))
-				r.Get("/records/{key}/lineage", s.handle(s.getLineage))
-				r.Get("/search", s.handle(s.search))
-				r.Get("/resolve", s.handle(s.resolve))
-				r.Get("/revisions", s.handle(s.listRevisions))
+				r.With(s.cachedRead).Get("/records", s.handle(s.listRecords))
+				r.With(s.cachedRead).Get("/records/{key}", s.handle(s.getRecord))
+				r.With(s.cachedRead).Get("/records/{key}/links", s.handle(s.getLinks))
+				r.With(s.cachedRead).Get("/records/{key}/neighborhood", s.handle(s.getNeighborhood))
+				r.With(s.cachedRead).Get("/records/{key}/history", s.handle(s.getHistory))
+				r.With(s.cachedRead).Get("/records/{key}/lineage", s.handle(s.getLineage))
+				r.With(s.cachedRead).Get("/search", s.handle(s.search))
+				r.With(s.cachedRead).Get("/resolve", s.handle(s.resolve))
+				r.With(s.cachedRead).Get("/revisions", s.handle(s.listRevisions))
 				r.Get("/diff", s.handle(s.branchDiff))
 				r.Post("/merges", s.handle(s.postMerge))
 			})
@@ -232,6 +244,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	defer s.Close()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("keeper listening", slog.String("addr", ln.Addr().String()))

@@ -77,7 +77,7 @@ func (s *shared) init() {
 		s.err = fmt.Errorf("migrate template database: %w", err)
 		return
 	}
-	appURL, err := pgcluster.WithUser(tmplURL, RequestRole, requestPassword)
+	appURL, err := pgcluster.WithUser(tmplURL, RequestRole, RequestPassword)
 	if err != nil {
 		s.err = err
 		return
@@ -130,14 +130,14 @@ func NewDatabase(t testing.TB) string {
 // are cluster-wide: one serves every test database).
 const RequestRole = "lorebase_request"
 
-// requestPassword is RequestRole's password on servers that ask for one.
-const requestPassword = "lorebase-request-test"
+// RequestPassword is RequestRole's password on servers that ask for one.
+const RequestPassword = "lorebase-request-test"
 
 // AppURL is the request connection (database.app_url) of a test database
 // whose owner's URL is ownerURL: the same database as RequestRole.
 func AppURL(t testing.TB, ownerURL string) string {
 	t.Helper()
-	u, err := pgcluster.WithUser(ownerURL, RequestRole, requestPassword)
+	u, err := pgcluster.WithUser(ownerURL, RequestRole, RequestPassword)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}

@@ -1,0 +1,397 @@
+package client
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Domain is a tenant as the API shows it.
+type DomainInfo struct {
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// TokenRequest mints a token.
+type TokenRequest struct {
+	Name   string `json:"name"`
+	Domain string `json:"domain"`
+	// Role is reader, writer or admin.
+	Role string `json:"role"`
+	// Branches are the patterns a writer may write (default every branch).
+	Branches []string `json:"branches,omitempty"`
+	// ExpiresIn is how long the token lives (a duration such as "24h").
+	ExpiresIn string `json:"expires_in,omitempty"`
+}
+
+// Token is a token without its secret.
+type Token struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Domain    string     `json:"domain"`
+	Role      string     `json:"role"`
+	Branches  []string   `json:"branches"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+}
+
+// NewToken is a minted token; Secret is shown this once.
+type NewToken struct {
+	Token
+	Secret string `json:"token"`
+}
+
+// BranchInfo is a branch: state, fork point, head, background job.
+type BranchInfo struct {
+	Name         string          `json:"name"`
+	Mode         string          `json:"mode"`
+	State        string          `json:"state"`
+	Base         *string         `json:"base"`
+	ForkRevision *string         `json:"fork_revision"`
+	Head         *string         `json:"head"`
+	Progress     json.RawMessage `json:"progress,omitempty"`
+	Own          *struct {
+		Records int64 `json:"records"`
+		Links   int64 `json:"links"`
+		Capped  bool  `json:"capped"`
+	} `json:"own,omitempty"`
+	Job *struct {
+		Kind      string  `json:"kind"`
+		State     string  `json:"state"`
+		Attempt   int     `json:"attempt"`
+		LastError *string `json:"last_error,omitempty"`
+	} `json:"job,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateBranch forks a branch.
+type CreateBranch struct {
+	Name string `json:"name"`
+	From string `json:"from"`
+	// Mode is overlay (default) or copy.
+	Mode string `json:"mode,omitempty"`
+	// At forks at this Revision instead of the head.
+	At string `json:"at,omitempty"`
+}
+
+// Schema is a branch's schema.
+type Schema struct {
+	Document json.RawMessage `json:"document"`
+	Compiled json.RawMessage `json:"compiled"`
+	Revision *string         `json:"revision"`
+}
+
+// Change is one change of a commit.
+type Change struct {
+	// Op is put, patch, delete, link or unlink.
+	Op         string          `json:"op"`
+	Kind       string          `json:"kind,omitempty"`
+	Key        string          `json:"key,omitempty"`
+	Values     map[string]any  `json:"values,omitempty"`
+	Relation   string          `json:"relation,omitempty"`
+	From       string          `json:"from,omitempty"`
+	To         string          `json:"to,omitempty"`
+	Provenance json.RawMessage `json:"provenance,omitempty"`
+}
+
+// Provenance says who or what asserted a change and from where.
+type Provenance struct {
+	Agent      string  `json:"agent,omitempty"`
+	Tool       string  `json:"tool,omitempty"`
+	Source     string  `json:"source,omitempty"`
+	Quote      string  `json:"quote,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+}
+
+// CommitRequest is a commit.
+type CommitRequest struct {
+	Message      string      `json:"message"`
+	Author       string      `json:"author,omitempty"`
+	ExpectedHead string      `json:"expected_head,omitempty"`
+	Provenance   *Provenance `json:"provenance,omitempty"`
+	Changes      []Change    `json:"changes"`
+	// IdempotencyKey makes a retried commit apply once; one is generated
+	// when empty.
+	IdempotencyKey string `json:"-"`
+}
+
+// CommitResult is a committed Revision.
+type CommitResult struct {
+	Revision string   `json:"revision"`
+	Parents  []string `json:"parents"`
+	Changes  int      `json:"changes"`
+	// Replayed is true when the answer repeats that of an earlier commit
+	// with the same Idempotency-Key.
+	Replayed bool `json:"-"`
+}
+
+// Record is one Record.
+type Record struct {
+	Key      string          `json:"key"`
+	Kind     string          `json:"kind"`
+	Title    string          `json:"title"`
+	Values   json.RawMessage `json:"values"`
+	Revision string          `json:"revision"`
+}
+
+// RecordPage is a keyset page of Records.
+type RecordPage struct {
+	Records []Record `json:"records"`
+	Next    string   `json:"next,omitempty"`
+}
+
+// Link is a Link of a Record; Origin is "link" or "ref" (a foreign key).
+type Link struct {
+	Relation string `json:"relation"`
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Origin   string `json:"origin,omitempty"`
+}
+
+// Neighborhood is the Records and Links around a Record.
+type Neighborhood struct {
+	Records []struct {
+		Key   string `json:"key"`
+		Kind  string `json:"kind"`
+		Title string `json:"title"`
+		Depth int    `json:"depth"`
+	} `json:"records"`
+	Links []Link `json:"links"`
+}
+
+// HistoryEntry is one change of a Record.
+type HistoryEntry struct {
+	Revision   string          `json:"revision"`
+	Seq        int64           `json:"seq"`
+	Op         string          `json:"op"`
+	Values     json.RawMessage `json:"values"`
+	Author     string          `json:"author"`
+	Message    string          `json:"message"`
+	At         time.Time       `json:"at"`
+	Provenance json.RawMessage `json:"provenance"`
+}
+
+// HistoryPage is a page of a Record's history, newest first.
+type HistoryPage struct {
+	Entries []HistoryEntry `json:"entries"`
+	Next    string         `json:"next,omitempty"`
+}
+
+// Origin names the change behind a value.
+type Origin struct {
+	Value      json.RawMessage `json:"value,omitempty"`
+	Revision   string          `json:"revision"`
+	Seq        int64           `json:"seq,omitempty"`
+	Author     string          `json:"author"`
+	At         time.Time       `json:"at"`
+	Provenance json.RawMessage `json:"provenance"`
+	Proposal   *string         `json:"proposal,omitempty"`
+}
+
+// Trace is the trace id a value's provenance names ("" when none).
+func (o Origin) Trace() string {
+	var p struct {
+		Trace string `json:"trace"`
+	}
+	_ = json.Unmarshal(o.Provenance, &p)
+	return p.Trace
+}
+
+// Lineage says where each value of a Record comes from.
+type Lineage struct {
+	Key     string            `json:"key"`
+	Kind    string            `json:"kind"`
+	Created Origin            `json:"created"`
+	Changes int               `json:"changes"`
+	Values  map[string]Origin `json:"values"`
+}
+
+// SearchResults are ranked matches and the corrections applied.
+type SearchResults struct {
+	Results []struct {
+		Key   string  `json:"key"`
+		Kind  string  `json:"kind"`
+		Title string  `json:"title"`
+		Score float64 `json:"score"`
+		Match string  `json:"match"`
+	} `json:"results"`
+	Corrections map[string][]string `json:"corrections"`
+}
+
+// Candidates are the Records a mention may be, best first.
+type Candidates struct {
+	Candidates []struct {
+		Key    string  `json:"key"`
+		Kind   string  `json:"kind"`
+		Title  string  `json:"title"`
+		Score  float64 `json:"score"`
+		Reason string  `json:"reason"`
+	} `json:"candidates"`
+}
+
+// RevisionSummary is one entry of a branch's log.
+type RevisionSummary struct {
+	ID      string    `json:"id"`
+	Seq     int64     `json:"seq"`
+	Parents []string  `json:"parents"`
+	Author  string    `json:"author"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// RevisionPage is a page of the log, newest first.
+type RevisionPage struct {
+	Revisions []RevisionSummary `json:"revisions"`
+	Next      string            `json:"next,omitempty"`
+}
+
+// Revision is one Revision with its changes.
+type Revision struct {
+	RevisionSummary
+	Branch     string          `json:"branch"`
+	Hash       string          `json:"hash"`
+	Provenance json.RawMessage `json:"provenance,omitempty"`
+	Changes    json.RawMessage `json:"changes"`
+}
+
+// TraceStep is one request of an agent trace.
+type TraceStep struct {
+	Seq        int64     `json:"seq"`
+	At         time.Time `json:"at"`
+	Method     string    `json:"method"`
+	Route      string    `json:"route"`
+	Path       string    `json:"path"`
+	Branch     string    `json:"branch,omitempty"`
+	Status     int       `json:"status"`
+	DurationMS float64   `json:"duration_ms"`
+	Revision   string    `json:"revision,omitempty"`
+	Token      string    `json:"token,omitempty"`
+}
+
+// TracePage is a page of a trace's steps, oldest first.
+type TracePage struct {
+	ID    string      `json:"id"`
+	Steps []TraceStep `json:"steps"`
+	Next  string      `json:"next,omitempty"`
+}
+
+// Diff is what a branch changed since its merge base with another.
+type Diff struct {
+	Source    DiffSide `json:"source"`
+	Target    DiffSide `json:"target"`
+	MergeBase *string  `json:"merge_base"`
+	Summary   struct {
+		Records struct {
+			Added   int `json:"added"`
+			Updated int `json:"updated"`
+			Removed int `json:"removed"`
+		} `json:"records"`
+		Links struct {
+			Added   int `json:"added"`
+			Removed int `json:"removed"`
+		} `json:"links"`
+	} `json:"summary"`
+	Changes []DiffChange `json:"changes"`
+	Next    string       `json:"next,omitempty"`
+}
+
+// DiffSide names a branch and the Revision a diff read.
+type DiffSide struct {
+	Branch   string  `json:"branch"`
+	Revision *string `json:"revision"`
+}
+
+// DiffChange is one changed Record.
+type DiffChange struct {
+	Key        string `json:"key"`
+	Kind       string `json:"kind"`
+	Op         string `json:"op"`
+	Attributes []struct {
+		Name   string          `json:"name"`
+		Before json.RawMessage `json:"before"`
+		After  json.RawMessage `json:"after"`
+	} `json:"attributes,omitempty"`
+	Links []struct {
+		Op       string `json:"op"`
+		Relation string `json:"relation"`
+		From     string `json:"from"`
+		To       string `json:"to"`
+	} `json:"links,omitempty"`
+}
+
+// Resolution settles one conflict.
+type Resolution struct {
+	Conflict    string `json:"conflict,omitempty"`
+	Choice      string `json:"choice"`
+	Value       any    `json:"value,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+}
+
+// MergeRequest merges a branch into another without a Proposal.
+type MergeRequest struct {
+	From         string       `json:"from"`
+	Message      string       `json:"message,omitempty"`
+	Default      string       `json:"default,omitempty"`
+	Resolutions  []Resolution `json:"resolutions,omitempty"`
+	ExpectedHead string       `json:"expected_head,omitempty"`
+}
+
+// MergeResult is a merge commit (or a fast-forward).
+type MergeResult struct {
+	Revision    string   `json:"revision"`
+	Parents     []string `json:"parents"`
+	FastForward bool     `json:"fast_forward"`
+	// State is set (to the Proposal's state) when a large merge was
+	// queued as a job instead (202): poll the Proposal for its progress.
+	State string `json:"state,omitempty"`
+}
+
+// ProposalRequest opens a Proposal.
+type ProposalRequest struct {
+	Title       string `json:"title"`
+	Description string `json:"description,omitempty"`
+	Source      string `json:"source"`
+	Target      string `json:"target"`
+}
+
+// Proposal is a request to merge a branch into another.
+type Proposal struct {
+	ID          string          `json:"id"`
+	Title       string          `json:"title"`
+	Description string          `json:"description,omitempty"`
+	Source      string          `json:"source"`
+	Target      string          `json:"target"`
+	State       string          `json:"state"`
+	Author      string          `json:"author,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	Summary     json.RawMessage `json:"summary,omitempty"`
+	Conflicts   int             `json:"conflicts"`
+	Mergeable   bool            `json:"mergeable"`
+}
+
+// ProposalMerge merges a Proposal.
+type ProposalMerge struct {
+	ExpectedTargetHead string `json:"expected_target_head,omitempty"`
+	Default            string `json:"default,omitempty"`
+	Message            string `json:"message,omitempty"`
+}
+
+// Conflict is one conflict of a Proposal or a merge.
+type Conflict struct {
+	ID          string          `json:"id"`
+	Code        string          `json:"code"`
+	Kind        string          `json:"kind,omitempty"`
+	Key         string          `json:"key"`
+	Attribute   string          `json:"attribute,omitempty"`
+	Base        json.RawMessage `json:"base,omitempty"`
+	Target      json.RawMessage `json:"target,omitempty"`
+	Source      json.RawMessage `json:"source,omitempty"`
+	Fingerprint string          `json:"fingerprint"`
+	Resolution  json.RawMessage `json:"resolution,omitempty"`
+}
+
+// Page asks for one keyset page: at most Limit items after the cursor
+// After (the Next of the previous page).
+type Page struct {
+	Limit int
+	After string
+}

@@ -1,0 +1,201 @@
+package keeper
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5"
+	"github.com/maypok86/otter/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// responseCache keeps answers of reads, bounded by bytes, keyed by Domain,
+// the Revision the read saw, the token's grants and the normalised request.
+// A Revision never changes, so nothing is ever invalidated: a commit moves
+// the head and later reads ask for other keys; old entries age out.
+type responseCache struct {
+	entries *otter.Cache[string, cachedResponse] // nil: answers are not kept
+	lookups *prometheus.CounterVec
+}
+
+type cachedResponse struct {
+	body        []byte
+	contentType string
+}
+
+func newResponseCache(maxBytes int64, reg prometheus.Registerer) *responseCache {
+	c := &responseCache{lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "lorebase", Name: "response_cache_requests_total",
+		Help: "Cacheable reads by outcome: hit (served from the cache), miss (read), not_modified (304 on If-None-Match).",
+	}, []string{"result"})}
+	reg.MustRegister(c.lookups)
+	for _, r := range []string{"hit", "miss", "not_modified"} {
+		c.lookups.WithLabelValues(r) // exported from the start, at 0
+	}
+	if maxBytes > 0 {
+		c.entries = otter.Must(&otter.Options[string, cachedResponse]{
+			MaximumWeight: uint64(maxBytes),
+			Weigher: func(k string, v cachedResponse) uint32 {
+				return uint32(min(len(k)+len(v.body)+len(v.contentType)+64, 1<<31))
+			},
+		})
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: "lorebase", Name: "response_cache_bytes", Help: "Bytes held by the response cache (weighted size).",
+		}, func() float64 { return float64(c.entries.WeightedSize()) }))
+	}
+	return c
+}
+
+// readVersion names what a read reads: the branch (its id, so a branch
+// deleted and made again never shares entries) at its head Revision, or at
+// the Revision of at=. ok is false when the branch does not exist; the
+// handler then answers.
+func (s *Server) readVersion(r *http.Request) (version string, ok bool, err error) {
+	if rc := chi.RouteContext(r.Context()); rc != nil && strings.HasSuffix(rc.RoutePattern(), "/revisions/{id}") {
+		id, err := pathParam(r, "id")
+		if err != nil {
+			return "", false, err
+		}
+		return "rev:" + id, true, nil
+	}
+	branch, err := branchParam(r)
+	if err != nil {
+		return "", false, err
+	}
+	var id int32
+	var seq int64
+	found := false
+	err = s.store.Read(r.Context(), domainFrom(r.Context()).ID, `SELECT id, head_seq FROM refs
+		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'`, []any{branch},
+		func(rows pgx.Rows) error {
+			for rows.Next() {
+				if err := rows.Scan(&id, &seq); err != nil {
+					return err
+				}
+				found = true
+			}
+			return nil
+		})
+	if err != nil {
+		return "", false, fmt.Errorf("read branch head: %w", err)
+	}
+	if !found {
+		return "", false, nil
+	}
+	if at := r.URL.Query().Get("at"); at != "" {
+		// A read as of a Revision never changes, whatever the head does.
+		return "b" + strconv.Itoa(int(id)) + "/at:" + at, true, nil
+	}
+	return "b" + strconv.Itoa(int(id)) + "@" + strconv.FormatInt(seq, 10), true, nil
+}
+
+// grantsKey names what a principal may read and write, for cache keys: two
+// tokens with the same grants share entries.
+func grantsKey(p *principal) string {
+	if p.bootstrap {
+		return "bootstrap"
+	}
+	return p.token.Role + ":" + strings.Join(p.token.Branches, ",")
+}
+
+// cachedRead answers a read with an ETag from the Revision it reads and
+// the request: If-None-Match with it is 304; a kept answer is served
+// without reading; a fresh 200 is kept.
+func (s *Server) cachedRead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		version, ok, err := s.readVersion(r)
+		if err != nil {
+			var pe *problemError
+			if errors.As(err, &pe) {
+				s.writeError(w, r, err)
+				return
+			}
+			// The head could not be read: answer without an ETag.
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		d := domainFrom(r.Context())
+		request := r.Method + " " + r.URL.EscapedPath() + "?" + r.URL.Query().Encode()
+		sum := sha256.Sum256([]byte(strconv.Itoa(int(d.ID)) + "\x00" + version + "\x00" + request))
+		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		if etagMatches(r.Header.Get("If-None-Match"), etag) {
+			s.cache.lookups.WithLabelValues("not_modified").Inc()
+			w.Header().Set("ETag", etag)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		key := string(sum[:]) + "\x00" + grantsKey(principalFrom(r.Context()))
+		if s.cache.entries != nil {
+			if e, hit := s.cache.entries.GetIfPresent(key); hit {
+				s.cache.lookups.WithLabelValues("hit").Inc()
+				h := w.Header()
+				h.Set("Content-Type", e.contentType)
+				h.Set("X-Content-Type-Options", "nosniff")
+				h.Set("ETag", etag)
+				w.WriteHeader(http.StatusOK)
+				_, _ = w.Write(e.body)
+				return
+			}
+		}
+		s.cache.lookups.WithLabelValues("miss").Inc()
+		cw := &etagWriter{ResponseWriter: w, etag: etag, keep: s.cache.entries != nil}
+		next.ServeHTTP(cw, r)
+		if cw.keep && cw.status == http.StatusOK {
+			s.cache.entries.Set(key, cachedResponse{body: cw.body.Bytes(), contentType: w.Header().Get("Content-Type")})
+		}
+	})
+}
+
+// etagMatches reports whether an If-None-Match header names the tag.
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// etagWriter adds the ETag to a 200 and keeps a copy of its body.
+type etagWriter struct {
+	http.ResponseWriter
+	etag   string
+	keep   bool
+	status int
+	body   bytes.Buffer
+}
+
+func (w *etagWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+		if status == http.StatusOK {
+			w.Header().Set("ETag", w.etag)
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *etagWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.keep && w.status == http.StatusOK {
+		w.body.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}

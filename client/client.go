@@ -124,7 +124,7 @@ func (c *Client) do(ctx context.Context, rq request, out any) (http.Header, erro
 	for attempt := 0; attempt < attempts; attempt++ {
 		if attempt > 0 {
 			wait := c.backoff << (attempt - 1)
-			wait += time.Duration(rand.Int64N(int64(wait/2) + 1))
+			wait += time.Duration(rand.Int64N(int64(wait/2) + 1)) //nolint:gosec // G404: backoff jitter needs no secrecy
 			var p *Problem
 			if errors.As(lastErr, &p) && p.RetryAfter > wait {
 				wait = p.RetryAfter
@@ -188,7 +188,7 @@ func (c *Client) send(ctx context.Context, rq request, target string, data []byt
 	if err != nil {
 		return nil, fmt.Errorf("lorebase: %s %s: %w", rq.method, rq.path, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	payload, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return resp.Header, fmt.Errorf("lorebase: %s %s: read answer: %w", rq.method, rq.path, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/lorebase/lorebase/store"
 )
 
+//nolint:gosec // G101: usage text, not a credential
 const tokenUsage = `usage:
   keeper token create --domain D --name N --role reader|writer|admin [--branches a,b] [--expires-in 24h]
   keeper token list   --domain D

@@ -16,6 +16,7 @@ import (
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/web"
 )
 
 // Server is Keeper's HTTP API over one store.
@@ -72,11 +73,15 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.readyz)
 	r.Method(http.MethodGet, "/metrics", s.metrics.handler())
 
+	// The browser UI reads and writes through this same router, as the
+	// signed-in token: the API's grants are the UI's grants.
+	r.Mount("/", web.New(web.Options{API: r, Log: s.log}))
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Post("/domains", s.handle(s.createDomain))
 		r.Get("/domains", s.handle(s.listDomains))
 		r.Post("/tokens", s.handle(s.createToken))
+		r.Get("/whoami", s.handle(s.getWhoami))
 		r.Route("/domains/{domain}", func(r chi.Router) {
 			r.Use(s.withDomain)
 			r.Get("/", s.handle(s.showDomain))

@@ -197,6 +197,7 @@ type change struct {
 	Relation string          `json:"relation"`
 	From     string          `json:"from"`
 	To       string          `json:"to"`
+	Object   string          `json:"object"`
 }
 
 type diffSummary struct {

@@ -396,6 +396,9 @@ func valueRows(k *kindDef, values map[string]json.RawMessage, lin *lineage) []va
 }
 
 type graphData struct {
+	// JSON is the neighborhood as the API answered it, embedded in the
+	// page so the graph draws without a second request.
+	JSON  json.RawMessage
 	Key   string
 	Depth string
 	Limit string
@@ -432,8 +435,12 @@ func (h *Handler) graphPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Title = "Graph of " + d.Key
 	aq := url.Values{"depth": {d.Depth}, "limit": {d.Limit}}
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records/"+seg(d.Key)+"/neighborhood", aq, &d.Hood); err != nil {
+	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records/"+seg(d.Key)+"/neighborhood", aq, &d.JSON); err != nil {
 		h.renderError(w, r, v, err)
+		return
+	}
+	if err := json.Unmarshal(d.JSON, &d.Hood); err != nil {
+		h.renderError(w, r, v, fmt.Errorf("decode neighborhood: %w", err))
 		return
 	}
 	v.Data = d

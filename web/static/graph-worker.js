@@ -74,8 +74,9 @@ function post(done) {
   self.postMessage({ type: "positions", positions: out, alpha: alpha, done: done }, [out.buffer]);
 }
 
-// run does ticks for at most ~8 ms, posts, and yields so that drag
-// messages are seen between batches.
+// run does ticks for at most ~8 ms, posts, and rests as long again: drag
+// messages are seen between batches, and on a machine with few cores the
+// page's own thread keeps its share.
 function run() {
   if (!running) return;
   const start = performance.now();
@@ -83,7 +84,7 @@ function run() {
   const done = alpha <= alphaMin;
   post(done);
   if (done) { running = false; return; }
-  setTimeout(run, 0);
+  setTimeout(run, 8);
 }
 
 function start(a) {

@@ -118,7 +118,7 @@ func TestPages(t *testing.T) {
 		{"search", reader, "/d/supply/search?q=bolt", []string{"Hex bolt", "P-1"}, nil},
 		{"search kind filter", reader, "/d/supply/search?q=acme&kind=Part", []string{"Nothing matches"}, []string{"S-1"}},
 		{"search form", reader, "/d/supply/search", []string{`type="search"`, `role="search"`}, nil},
-		{"graph", reader, "/d/supply/graph?key=P-1", []string{`id="graph-canvas"`, "S-1", "S-2", "3 Records, 3 Links"}, nil},
+		{"graph", reader, "/d/supply/graph?key=P-1", []string{`id="graph-canvas"`, "S-1", "S-2", "3 Records (3 Links)"}, nil},
 		{"revisions", reader, "/d/supply/revisions", []string{"Rename Acme", "Add Acme", "agent:scout-7"}, nil},
 		{"revision", reader, "/d/supply/revisions/" + f.Rev1, []string{f.Rev1, "Add Acme", ">P-1<", "supplied_by", "5 changes", "object <code"}, nil},
 		{"schema", reader, "/d/supply/schema", []string{"Supplier", "supplied_by", "supplies", "required", "unique", "ref → Supplier", "gold, silver"}, nil},

@@ -79,7 +79,7 @@ class Graph {
     window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
     this.bind();
     this.resize();
-    new ResizeObserver(() => this.resize()).observe(this.canvas);
+    new ResizeObserver(() => this.resize()).observe(this.canvas.parentElement);
     const embedded = document.getElementById("graph-data");
     if (embedded) this.show(root.dataset.key, JSON.parse(embedded.textContent), true);
     else this.load(root.dataset.key, root.dataset.depth, root.dataset.limit, true);
@@ -178,9 +178,11 @@ class Graph {
   resize() {
     const r = this.canvas.getBoundingClientRect();
     const dpr = window.devicePixelRatio || 1;
+    const cw = Math.max(1, Math.round(r.width * dpr)), ch = Math.max(1, Math.round(r.height * dpr));
     this.w = r.width; this.h = r.height;
-    this.canvas.width = Math.max(1, Math.round(r.width * dpr));
-    this.canvas.height = Math.max(1, Math.round(r.height * dpr));
+    if (this.canvas.width === cw && this.canvas.height === ch) return;
+    // Setting the size clears the canvas: only when it changed.
+    this.canvas.width = cw; this.canvas.height = ch;
     this.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     this.dirty = true;
   }

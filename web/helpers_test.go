@@ -28,7 +28,7 @@ const adminToken = "web-test-bootstrap-admin-token-0123456789"
 
 // env is a Keeper (API and UI) over a fresh database.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	URL   string
 	Store *store.Store
 }
@@ -39,6 +39,11 @@ func newEnv(t *testing.T) *env {
 }
 
 func newEnvWith(t *testing.T, start func(http.Handler) *httptest.Server) *env {
+	t.Helper()
+	return newEnvTB(t, start)
+}
+
+func newEnvTB(t testing.TB, start func(http.Handler) *httptest.Server) *env {
 	t.Helper()
 	ctx := context.Background()
 	cfg := keeper.DefaultConfig()

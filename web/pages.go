@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -513,10 +514,16 @@ func (h *Handler) revisionsPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "revisions", v)
 }
 
+// changesPerPage bounds the changes one Revision page lists.
+const changesPerPage = 200
+
 type revisionData struct {
 	Rev     revision
 	Changes []change
 	Raw     string
+	// Total is the number of changes; From the first one listed; Next
+	// the first of the next page (0: none).
+	Total, From, Next int
 }
 
 func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
@@ -534,6 +541,14 @@ func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if json.Unmarshal(d.Rev.Changes, &d.Changes) != nil {
 		d.Raw = prettyJSON(d.Rev.Changes)
+	}
+	d.Total = len(d.Changes)
+	if from, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && from > 0 && from < d.Total {
+		d.From = from
+	}
+	d.Changes = d.Changes[d.From:]
+	if len(d.Changes) > changesPerPage {
+		d.Changes, d.Next = d.Changes[:changesPerPage], d.From+changesPerPage
 	}
 	v.Data = d
 	h.render(w, r, http.StatusOK, "revision", v)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -300,4 +301,28 @@ func TestJSONEndpoints(t *testing.T) {
 	require.Contains(t, p.Body, "agent/scout/7")
 	anon := e.browser()
 	require.Equal(t, http.StatusSeeOther, anon.get("/d/supply/branches.json").Status)
+}
+
+func TestRevisionChangesPaged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.supply()
+	var changes []map[string]any
+	for i := range 250 {
+		changes = append(changes, put("Supplier", fmt.Sprintf("B-%03d", i), map[string]any{"name": fmt.Sprintf("Bulk %d", i)}))
+	}
+	rev := e.commit("supply", "main", f.Admin, "Bulk", changes...)
+	b := e.browser()
+	b.signIn(f.Reader)
+	first := b.mustGet("/d/supply/revisions/" + rev)
+	require.Contains(t, first, "250 changes")
+	require.Contains(t, first, "Changes 1 to 200.")
+	require.Contains(t, first, ">B-199<")
+	require.NotContains(t, first, ">B-200<")
+	require.Contains(t, first, "?from=200")
+	second := b.mustGet("/d/supply/revisions/" + rev + "?from=200")
+	require.Contains(t, second, "Changes 201 to 250.")
+	require.Contains(t, second, ">B-249<")
+	require.NotContains(t, second, ">B-199<")
+	require.NotContains(t, second, "Next changes")
 }

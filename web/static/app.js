@@ -74,7 +74,10 @@ class Graph {
       if (e.data.type !== "positions") return;
       this.pos = e.data.positions;
       this.dirty = true;
-      if (e.data.done && !window.__graphStats.settled) window.__graphStats.settled = performance.now();
+      if (e.data.done) {
+        if (!window.__graphStats.settled) window.__graphStats.settled = performance.now();
+        if (!this.touched) this.fitBounds();
+      }
     };
     window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
     this.bind();
@@ -194,6 +197,23 @@ class Graph {
     this.tx = this.w / 2; this.ty = this.h / 2;
   }
 
+  // fitBounds frames the settled layout, unless the person zoomed or
+  // panned meanwhile.
+  fitBounds() {
+    const n = this.nodes.length, p = this.pos;
+    if (!n || p.length < 2 * n) return;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (let i = 0; i < n; i++) {
+      x0 = Math.min(x0, p[2 * i]); x1 = Math.max(x1, p[2 * i]);
+      y0 = Math.min(y0, p[2 * i + 1]); y1 = Math.max(y1, p[2 * i + 1]);
+    }
+    const pad = 30;
+    this.scale = Math.min(2, Math.max(0.05, Math.min((this.w - 2 * pad) / Math.max(1, x1 - x0), (this.h - 2 * pad) / Math.max(1, y1 - y0))));
+    this.tx = this.w / 2 - (x0 + x1) / 2 * this.scale;
+    this.ty = this.h / 2 - (y0 + y1) / 2 * this.scale;
+    this.dirty = true;
+  }
+
   toWorld(px, py) { return [(px - this.tx) / this.scale, (py - this.ty) / this.scale]; }
 
   nodeAt(px, py) {
@@ -305,6 +325,7 @@ class Graph {
       }
       if (Math.abs(px - drag.x) + Math.abs(py - drag.y) > 3) drag.moved = true;
       if (!drag.moved) return;
+      this.touched = true;
       if (drag.mode === "pan") {
         this.tx += px - drag.x; this.ty += py - drag.y; drag.x = px; drag.y = py;
       } else {
@@ -349,6 +370,7 @@ class Graph {
   }
 
   zoom(f, px, py) {
+    this.touched = true;
     const s = Math.min(8, Math.max(0.05, this.scale * f));
     f = s / this.scale;
     this.tx = px - (px - this.tx) * f; this.ty = py - (py - this.ty) * f;

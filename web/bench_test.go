@@ -58,7 +58,10 @@ func BenchmarkPages(b *testing.B) {
 		{"record", func() string { return "/d/supply/records/" + part() }},
 		{"record at a Revision", func() string { return "/d/supply/records/" + supplier() + "?at=" + revs[len(revs)-1] }},
 		{"search", func() string { return "/d/supply/search?q=" + words[rng.IntN(len(words))] }},
-		{"search with a typo", func() string { w := words[rng.IntN(len(words))]; return "/d/supply/search?q=" + w[:len(w)-1] + "x" + w[len(w)-1:] }},
+		{"search with a typo", func() string {
+			w := words[rng.IntN(len(words))]
+			return "/d/supply/search?q=" + w[:len(w)-1] + "x" + w[len(w)-1:]
+		}},
 		{"graph (depth 2)", func() string { return "/d/supply/graph?depth=2&key=" + part() }},
 		{"log", func() string { return "/d/supply/revisions" }},
 		{"revision", func() string { return "/d/supply/revisions/" + revs[rng.IntN(len(revs))] }},

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,9 @@ func BenchmarkPages(b *testing.B) {
 			map[string]any{"message": "load", "author": "bench", "changes": batch})
 		revs = append(revs, m["revision"].(string))
 	}
+	// As the perf harness does after a load: fresh statistics.
+	_, err = e.Store.Pool.Exec(context.Background(), "ANALYZE")
+	require.NoError(b, err)
 	counts := gen.Counts()
 	b.Logf("loaded %d Records and %d Links in %s", counts.Records(), counts.Links(), time.Since(start).Round(time.Millisecond))
 

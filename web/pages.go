@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -30,9 +31,10 @@ func domainPath(d string) string { return "/v1/domains/" + seg(d) }
 // branchPath is the API path of a branch of the page's Domain.
 func branchPath(d, b string) string { return domainPath(d) + "/branches/" + seg(b) }
 
-// base builds the view every Domain page starts from: the Domain, the
-// branch (?b=, main by default), at= and the branches for the switcher.
-func (h *Handler) base(r *http.Request, title, path string, keep ...string) (*view, error) {
+// newView is the view every Domain page starts from: the Domain, the
+// branch (?b=, main by default), at= and the query parameters the branch
+// switcher keeps. It calls nothing.
+func newView(r *http.Request, title, path string, keep ...string) *view {
 	s := sessionFrom(r.Context())
 	q := r.URL.Query()
 	v := &view{Title: title, Who: &s.who, Domain: urlParam(r, "domain"), Branch: q.Get("b"), At: q.Get("at"),
@@ -45,10 +47,43 @@ func (h *Handler) base(r *http.Request, title, path string, keep ...string) (*vi
 			v.Keep[k] = q.Get(k)
 		}
 	}
+	return v
+}
+
+// base is newView with the branches for the switcher.
+func (h *Handler) base(r *http.Request, title, path string, keep ...string) (*view, error) {
+	v := newView(r, title, path, keep...)
+	return v, h.fetch(r, v)
+}
+
+// fetch reads the branches for the switcher and runs the page's own API
+// reads, all at once (each is a request of its own to the API). The first
+// failing read of the page, in order, is the error; the switcher's comes
+// last.
+func (h *Handler) fetch(r *http.Request, v *view, reads ...func() error) error {
+	fns := append(reads, func() error { return h.switcher(r, v) })
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, f := range fns {
+		wg.Go(func() { errs[i] = f() })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// switcher lists the Domain's branches (the first 100, and the page's).
+func (h *Handler) switcher(r *http.Request, v *view) error {
+	s := sessionFrom(r.Context())
 	var bl branchList
 	if err := h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/branches", url.Values{"limit": {"100"}}, &bl); err != nil {
-		return v, err
+		return err
 	}
+	v.branchInfos = bl.Branches
 	seen := false
 	for _, b := range bl.Branches {
 		v.Branches = append(v.Branches, b.Name)
@@ -57,7 +92,7 @@ func (h *Handler) base(r *http.Request, title, path string, keep ...string) (*vi
 	if !seen {
 		v.Branches = append(v.Branches, v.Branch)
 	}
-	return v, nil
+	return nil
 }
 
 // withWrites asks the API which of the branches the token may write to.
@@ -105,32 +140,25 @@ type domainData struct {
 
 func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	v, err := h.base(r, "", "")
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "", "")
 	v.Title = v.Domain
 	v.AtIgnored = v.At != ""
-	var bl branchList
-	if err := h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/branches", url.Values{"limit": {"100"}}, &bl); err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
 	var sc schemaAnswer
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc); err != nil {
+	if err := h.fetch(r, v, func() error {
+		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
+	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
-	names := make([]string, 0, len(bl.Branches))
-	for _, b := range bl.Branches {
+	names := make([]string, 0, len(v.branchInfos))
+	for _, b := range v.branchInfos {
 		names = append(names, b.Name)
 	}
 	if err := h.withWrites(r, v, names...); err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
-	d := domainData{Branches: bl.Branches, Kinds: sc.Document.Kinds, CanAdd: v.Who.Role == "writer" || v.Who.Role == "admin"}
+	d := domainData{Branches: v.branchInfos, Kinds: sc.Document.Kinds, CanAdd: v.Who.Role == "writer" || v.Who.Role == "admin"}
 	v.Notice, v.Data = r.URL.Query().Get("notice"), d
 	h.render(w, r, http.StatusOK, "domain", v)
 }
@@ -230,33 +258,32 @@ type recordsData struct {
 
 func (h *Handler) recordsPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	v, err := h.base(r, "Records", "records", "kind")
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "Records", "records", "kind")
 	q := r.URL.Query()
 	d := recordsData{Kind: q.Get("kind"), After: q.Get("after")}
 	if d.Kind != "" {
 		v.Title = d.Kind
 	}
-	var sc schemaAnswer
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc); err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
-	d.Kinds = sc.Document.Kinds
-	aq := atQuery(v, url.Values{"limit": {fmt.Sprint(pageSize)}})
+	aq := atQuery(v, url.Values{"limit": {strconv.Itoa(pageSize)}})
 	if d.Kind != "" {
 		aq.Set("kind", d.Kind)
 	}
 	if d.After != "" {
 		aq.Set("after", d.After)
 	}
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records", aq, &d.Page); err != nil {
+	var sc schemaAnswer
+	err := h.fetch(r, v,
+		func() error {
+			return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records", aq, &d.Page)
+		},
+		func() error {
+			return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
+		})
+	if err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
+	d.Kinds = sc.Document.Kinds
 	v.Data = d
 	h.render(w, r, http.StatusOK, "records", v)
 }
@@ -295,27 +322,44 @@ type recordData struct {
 func (h *Handler) recordPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
 	key := urlParam(r, "key")
-	v, err := h.base(r, key, "records/"+seg(key))
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, key, "records/"+seg(key))
 	ctx := r.Context()
 	bp := branchPath(v.Domain, v.Branch)
 	rp := bp + "/records/" + seg(key)
 	d := recordData{Before: r.URL.Query().Get("before")}
-	if err := h.api.get(ctx, s.token, rp, atQuery(v, url.Values{}), &d.Record); err != nil {
+	hq := url.Values{"limit": {"20"}}
+	if d.Before != "" {
+		hq.Set("before", d.Before)
+	}
+	var (
+		links linkList
+		lin   lineage
+		hasLn bool
+		sc    schemaAnswer
+	)
+	err := h.fetch(r, v,
+		func() error { return h.api.get(ctx, s.token, rp, atQuery(v, url.Values{}), &d.Record) },
+		func() error {
+			return h.api.get(ctx, s.token, rp+"/links", atQuery(v, url.Values{"direction": {"both"}}), &links)
+		},
+		func() error { return h.api.get(ctx, s.token, rp+"/history", hq, &d.History) },
+		func() error {
+			// A Record read at= a Revision may have no lineage today.
+			err := h.api.get(ctx, s.token, rp+"/lineage", nil, &lin)
+			hasLn = err == nil
+			if statusOf(err) == http.StatusNotFound {
+				return nil
+			}
+			return err
+		},
+		func() error { return h.api.get(ctx, s.token, bp+"/schema", nil, &sc) })
+	if err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
 	v.Title = d.Record.Title
 	if v.Title == "" {
 		v.Title = key
-	}
-	var links linkList
-	if err := h.api.get(ctx, s.token, rp+"/links", atQuery(v, url.Values{"direction": {"both"}}), &links); err != nil {
-		h.renderError(w, r, v, err)
-		return
 	}
 	for _, l := range links.Links {
 		if l.From == key {
@@ -325,25 +369,8 @@ func (h *Handler) recordPage(w http.ResponseWriter, r *http.Request) {
 			d.Links = append(d.Links, linkRow{Relation: l.Relation, Other: l.From, Origin: l.Origin})
 		}
 	}
-	hq := url.Values{"limit": {"20"}}
-	if d.Before != "" {
-		hq.Set("before", d.Before)
-	}
-	if err := h.api.get(ctx, s.token, rp+"/history", hq, &d.History); err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
-	var lin lineage
-	if err := h.api.get(ctx, s.token, rp+"/lineage", nil, &lin); err == nil {
+	if hasLn {
 		d.Lineage = &lin
-	} else if statusOf(err) != http.StatusNotFound {
-		h.renderError(w, r, v, err)
-		return
-	}
-	var sc schemaAnswer
-	if err := h.api.get(ctx, s.token, bp+"/schema", nil, &sc); err != nil {
-		h.renderError(w, r, v, err)
-		return
 	}
 	d.KindDef = sc.Document.kind(d.Record.Kind)
 	d.Values = valueRows(d.KindDef, d.Record.Values, d.Lineage)
@@ -416,11 +443,7 @@ type graphData struct {
 
 func (h *Handler) graphPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	v, err := h.base(r, "Graph", "graph", "key", "depth", "limit")
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "Graph", "graph", "key", "depth", "limit")
 	v.AtIgnored = v.At != ""
 	q := r.URL.Query()
 	d := graphData{Key: q.Get("key"), Depth: q.Get("depth"), Limit: q.Get("limit")}
@@ -431,12 +454,15 @@ func (h *Handler) graphPage(w http.ResponseWriter, r *http.Request) {
 		d.Limit = "200"
 	}
 	if d.Key == "" {
+		_ = h.fetch(r, v)
 		h.renderError(w, r, v, &apiError{Status: http.StatusBadRequest, Title: "No Record", Detail: "The graph starts from a Record: open a Record and follow its graph link."})
 		return
 	}
 	v.Title = "Graph of " + d.Key
 	aq := url.Values{"depth": {d.Depth}, "limit": {d.Limit}}
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records/"+seg(d.Key)+"/neighborhood", aq, &d.JSON); err != nil {
+	if err := h.fetch(r, v, func() error {
+		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records/"+seg(d.Key)+"/neighborhood", aq, &d.JSON)
+	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
@@ -457,37 +483,35 @@ type searchData struct {
 
 func (h *Handler) searchPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	v, err := h.base(r, "Search", "search", "q", "kind")
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "Search", "search", "q", "kind")
 	q := r.URL.Query()
 	d := searchData{Q: strings.TrimSpace(q.Get("q")), Kind: q.Get("kind")}
 	var sc schemaAnswer
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc); err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
-	d.Kinds = sc.Document.Kinds
+	reads := []func() error{func() error {
+		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
+	}}
 	if d.Q != "" {
 		v.Title = "Search: " + d.Q
 		aq := atQuery(v, url.Values{"q": {d.Q}, "limit": {"50"}})
 		if d.Kind != "" {
 			aq.Set("kind", d.Kind)
 		}
-		if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/search", aq, &d.Answer); err != nil {
-			h.renderError(w, r, v, err)
-			return
-		}
-		words := make([]string, 0, len(d.Answer.Corrections))
-		for w := range d.Answer.Corrections {
-			words = append(words, w)
-		}
-		sort.Strings(words)
-		for _, w := range words {
-			d.Corrections = append(d.Corrections, w+" → "+strings.Join(d.Answer.Corrections[w], ", "))
-		}
+		reads = append(reads, func() error {
+			return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/search", aq, &d.Answer)
+		})
+	}
+	if err := h.fetch(r, v, reads...); err != nil {
+		h.renderError(w, r, v, err)
+		return
+	}
+	d.Kinds = sc.Document.Kinds
+	words := make([]string, 0, len(d.Answer.Corrections))
+	for w := range d.Answer.Corrections {
+		words = append(words, w)
+	}
+	sort.Strings(words)
+	for _, w := range words {
+		d.Corrections = append(d.Corrections, w+" → "+strings.Join(d.Answer.Corrections[w], ", "))
 	}
 	v.Data = d
 	h.render(w, r, http.StatusOK, "search", v)
@@ -495,18 +519,16 @@ func (h *Handler) searchPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) revisionsPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	v, err := h.base(r, "Revisions", "revisions")
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "Revisions", "revisions")
 	v.AtIgnored = v.At != ""
-	aq := url.Values{"limit": {fmt.Sprint(pageSize)}}
+	aq := url.Values{"limit": {strconv.Itoa(pageSize)}}
 	if b := r.URL.Query().Get("before"); b != "" {
 		aq.Set("before", b)
 	}
 	var page revisionPage
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/revisions", aq, &page); err != nil {
+	if err := h.fetch(r, v, func() error {
+		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/revisions", aq, &page)
+	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
@@ -529,13 +551,11 @@ type revisionData struct {
 func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
 	id := urlParam(r, "id")
-	v, err := h.base(r, "Revision "+id, "revisions/"+seg(id))
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "Revision "+id, "revisions/"+seg(id))
 	var d revisionData
-	if err := h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/revisions/"+seg(id), nil, &d.Rev); err != nil {
+	if err := h.fetch(r, v, func() error {
+		return h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/revisions/"+seg(id), nil, &d.Rev)
+	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
@@ -556,14 +576,12 @@ func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) schemaPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
-	v, err := h.base(r, "Schema", "schema")
-	if err != nil {
-		h.renderError(w, r, v, err)
-		return
-	}
+	v := newView(r, "Schema", "schema")
 	v.AtIgnored = v.At != ""
 	var sc schemaAnswer
-	if err := h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc); err != nil {
+	if err := h.fetch(r, v, func() error {
+		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
+	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}

@@ -77,28 +77,23 @@ type proposalData struct {
 func (h *Handler) proposalView(r *http.Request) (*view, *proposalData, error) {
 	s := sessionFrom(r.Context())
 	id := urlParam(r, "id")
-	v, err := h.base(r, "Proposal", "proposals/"+seg(id))
-	if err != nil {
-		return v, nil, err
-	}
+	v := newView(r, "Proposal", "proposals/"+seg(id))
 	v.AtIgnored = v.At != ""
 	d := &proposalData{After: r.URL.Query().Get("after")}
 	pp := proposalsPath(v.Domain) + "/" + seg(id)
-	if err := h.api.get(r.Context(), s.token, pp, nil, &d.P); err != nil {
-		return v, nil, err
-	}
-	v.Title = d.P.Title
 	dq := url.Values{"limit": {"100"}}
 	if d.After != "" {
 		dq.Set("after", d.After)
 	}
-	if err := h.api.get(r.Context(), s.token, pp+"/diff", dq, &d.Diff); err != nil {
-		return v, nil, err
-	}
 	var cl conflictList
-	if err := h.api.get(r.Context(), s.token, pp+"/conflicts", nil, &cl); err != nil {
+	err := h.fetch(r, v,
+		func() error { return h.api.get(r.Context(), s.token, pp, nil, &d.P) },
+		func() error { return h.api.get(r.Context(), s.token, pp+"/diff", dq, &d.Diff) },
+		func() error { return h.api.get(r.Context(), s.token, pp+"/conflicts", nil, &cl) })
+	if err != nil {
 		return v, nil, err
 	}
+	v.Title = d.P.Title
 	d.Conflicts = cl.Conflicts
 	for _, c := range cl.Conflicts {
 		if c.Resolution == nil {

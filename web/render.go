@@ -58,6 +58,8 @@ type view struct {
 	AtIgnored bool
 	Notice    string
 	Data      any
+	// branchInfos are the branches as the switcher read them.
+	branchInfos []branchInfo
 }
 
 // Href is a link within the Domain that keeps the branch and at=;

@@ -11,19 +11,22 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lorebase/lorebase/client"
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.MainCleanup(m, stopShared) }
 
 // adminToken is the bootstrap admin token of the shared Keeper.
 const adminToken = "client-test-bootstrap-admin-token"
@@ -35,6 +38,14 @@ var shared struct {
 	once sync.Once
 	url  string
 	err  error
+	stop []func()
+}
+
+// stopShared stops the shared Keeper and its jobs.
+func stopShared() {
+	for i := len(shared.stop) - 1; i >= 0; i-- {
+		shared.stop[i]()
+	}
 }
 
 // keeperURL starts the shared Keeper on first use. Every response it sends
@@ -62,14 +73,37 @@ func keeperURL() (string, error) {
 			shared.err = err
 			return
 		}
+		shared.stop = append(shared.stop, s.Close)
 		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)), Reader: reads.New(s, reads.ConfigFrom(cfg)), Log: log})
+		// The jobs run, so branch deletions and large merges complete.
+		pipeline := commit.New(s, commit.ConfigFrom(cfg))
+		workers := jobs.NewWorkers(s)
+		jobs.AddMergeWorker(workers, merge.New(s, pipeline))
+		jc, err := jobs.NewClient(s.Pool, workers, nil, log)
+		if err == nil {
+			err = jc.Start(ctx)
+		}
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.stop = append(shared.stop, func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = jc.Stop(stopCtx)
+		})
+		merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(jc)})
+		srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
+			Merges: merges, Jobs: jobs.Queue(jc), Log: log})
+		shared.stop = append(shared.stop, srv.Close)
 		v, err := specvalidate.New()
 		if err != nil {
 			shared.err = err
 			return
 		}
-		shared.url = httptest.NewServer(strictSpec(v, srv.Handler())).URL
+		hs := httptest.NewServer(strictSpec(v, srv.Handler()))
+		shared.stop = append(shared.stop, hs.Close)
+		shared.url = hs.URL
 	})
 	return shared.url, shared.err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/web"
 )
 
 // Server is Keeper's HTTP API over one store.
@@ -110,11 +111,15 @@ func (s *Server) routes() http.Handler {
 	r.Get("/v1/openapi.json", s.openapi)
 	r.Method(http.MethodPost, "/mcp", s.mcpHandler())
 
+	// The browser UI reads and writes through this same router, as the
+	// signed-in token: the API's grants are the UI's grants.
+	r.Mount("/", web.New(web.Options{API: r, Log: s.log}))
 	r.Route("/v1", func(r chi.Router) {
 		r.Use(s.withDeadline, s.limitBodies, s.authenticate, s.rateLimit)
 		r.Post("/domains", s.handle(s.createDomain))
 		r.Get("/domains", s.handle(s.listDomains))
 		r.Post("/tokens", s.handle(s.createToken))
+		r.Get("/whoami", s.handle(s.getWhoami))
 		r.Route("/domains/{domain}", func(r chi.Router) {
 			r.Use(s.withDomain, s.traceRequests)
 			r.Get("/", s.handle(s.showDomain))

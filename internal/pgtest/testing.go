@@ -32,7 +32,17 @@ var proc shared
 // was started) afterwards, and fails the run when the tests left goroutines
 // behind (goleak). Call it from TestMain.
 func Main(m *testing.M, opts ...goleak.Option) {
+	MainCleanup(m, nil, opts...)
+}
+
+// MainCleanup is Main with cleanup (when not nil) run after the tests and
+// before the cluster stops: fixtures shared by the whole process (a
+// Keeper, a job client) stop there.
+func MainCleanup(m *testing.M, cleanup func(), opts ...goleak.Option) {
 	code := m.Run()
+	if cleanup != nil {
+		cleanup()
+	}
 	proc.shutdown()
 	if code == 0 {
 		if err := goleak.Find(append(LeakOptions(), opts...)...); err != nil {

@@ -1,0 +1,113 @@
+package web_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/supply"
+)
+
+// BenchmarkPages measures every reading page's server time (the whole
+// request through Keeper's handler: the session, the in-process API calls
+// and the template) at a supply Domain loaded through the commit pipeline,
+// and reports p50 and p95 per page. LOREBASE_WEB_BENCH_SCALE sets the scale
+// (about 185 Records per unit; 100 by default).
+func BenchmarkPages(b *testing.B) {
+	scale := 100
+	if s := os.Getenv("LOREBASE_WEB_BENCH_SCALE"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(b, err)
+		scale = n
+	}
+	e := benchEnv(b)
+	gen, err := supply.New(supply.Config{Seed: 1, Scale: scale, ExtraLinks: 1})
+	require.NoError(b, err)
+	e.api(http.StatusCreated, "POST", "/v1/domains", adminToken, map[string]any{"name": "supply"})
+	admin := e.token("supply", "admin", "admin")
+	e.api(http.StatusOK, "PUT", bpath("supply", "main")+"/schema", admin, supply.Schema)
+	start := time.Now()
+	var revs []string
+	for batch := range gen.Batches(5000, 0) {
+		m := e.api(http.StatusCreated, "POST", bpath("supply", "main")+"/commits", admin,
+			map[string]any{"message": "load", "author": "bench", "changes": batch})
+		revs = append(revs, m["revision"].(string))
+	}
+	// As the perf harness does after a load: fresh statistics.
+	_, err = e.Store.Pool.Exec(context.Background(), "ANALYZE")
+	require.NoError(b, err)
+	counts := gen.Counts()
+	b.Logf("loaded %d Records and %d Links in %s", counts.Records(), counts.Links(), time.Since(start).Round(time.Millisecond))
+
+	br := e.browser()
+	br.signIn(admin)
+	rng := rand.New(rand.NewPCG(7, 7))
+	part := func() string { return gen.Key(supply.KindPart, rng.IntN(counts.Parts)) }
+	supplier := func() string { return gen.Key(supply.KindSupplier, rng.IntN(counts.Suppliers)) }
+	words := supply.Vocabulary()
+	pages := []struct {
+		name string
+		path func() string
+	}{
+		{"domain", func() string { return "/d/supply/" }},
+		{"records of a Kind", func() string { return "/d/supply/records?kind=Part&after=" + part() }},
+		{"record", func() string { return "/d/supply/records/" + part() }},
+		{"record at a Revision", func() string { return "/d/supply/records/" + supplier() + "?at=" + revs[len(revs)-1] }},
+		{"search", func() string { return "/d/supply/search?q=" + words[rng.IntN(len(words))] }},
+		{"search with a typo", func() string {
+			w := words[rng.IntN(len(words))]
+			return "/d/supply/search?q=" + w[:len(w)-1] + "x" + w[len(w)-1:]
+		}},
+		{"graph (depth 2)", func() string { return "/d/supply/graph?depth=2&key=" + part() }},
+		{"log", func() string { return "/d/supply/revisions" }},
+		{"revision", func() string { return "/d/supply/revisions/" + revs[rng.IntN(len(revs))] }},
+		{"schema", func() string { return "/d/supply/schema" }},
+	}
+	// The API reads behind the slowest pages, for comparison.
+	api := []struct {
+		name string
+		path func() string
+	}{
+		{"api neighborhood (depth 2)", func() string { return bpath("supply", "main") + "/records/" + part() + "/neighborhood?depth=2" }},
+		{"api revision", func() string { return "/v1/domains/supply/revisions/" + revs[rng.IntN(len(revs))] }},
+		{"api record at a Revision", func() string { return bpath("supply", "main") + "/records/" + supplier() + "?at=" + revs[len(revs)-1] }},
+	}
+	for _, p := range append(pages, api...) {
+		b.Run(p.name, func(b *testing.B) {
+			var d []time.Duration
+			for b.Loop() {
+				path := p.path()
+				t0 := time.Now()
+				var status int
+				if path[1] == 'v' {
+					status = e.apiStatus("GET", path, admin)
+				} else {
+					status = br.get(path).Status
+				}
+				d = append(d, time.Since(t0))
+				if status != http.StatusOK {
+					b.Fatalf("GET %s: %d", path, status)
+				}
+			}
+			sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+			q := func(f float64) float64 { return float64(d[int(f*float64(len(d)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(q(0.5), "p50-ms")
+			b.ReportMetric(q(0.95), "p95-ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// benchEnv is newEnv for a benchmark.
+func benchEnv(b *testing.B) *env {
+	b.Helper()
+	return newEnvTB(b, httptest.NewServer)
+}

@@ -1,0 +1,343 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromiumPath finds Debian's chromium (LOREBASE_CHROMIUM overrides).
+func chromiumPath() string {
+	if p := os.Getenv("LOREBASE_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// newChrome starts a headless Chromium for one test with a fresh profile.
+// Without Chromium the test fails in CI (CI=true) and skips elsewhere.
+func newChrome(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium not found: install Debian's chromium (.ci/run does) or set LOREBASE_CHROMIUM")
+		}
+		t.Skip("chromium not found (set LOREBASE_CHROMIUM or install chromium)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+		// A headless page is never "occluded": frames and timers run at
+		// full rate, as in a window a person looks at.
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+	})
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))), "start chromium at %s", path)
+	return ctx
+}
+
+// outDir is where screenshots go: $LOREBASE_TEST_OUT/web, or a temporary
+// folder of the test.
+func outDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if base := os.Getenv("LOREBASE_TEST_OUT"); base != "" {
+		dir = filepath.Join(base, "web")
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+	return dir
+}
+
+func screenshot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	shoot(t, ctx, dir, name, chromedp.FullScreenshot(100))
+}
+
+// viewportShot captures the viewport only: a full-page capture resizes
+// the page, which clears a canvas until its next frame.
+func viewportShot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	shoot(t, ctx, dir, name, chromedp.CaptureScreenshot())
+}
+
+func shoot(t *testing.T, ctx context.Context, dir, name string, a chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, a)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+}
+
+// visit navigates and requires an HTTP status.
+func visit(t *testing.T, ctx context.Context, u string, status int) {
+	t.Helper()
+	resp, err := chromedp.Run(ctx, chromedp.NavigateResponse(u))
+	require.NoError(t, err, u)
+	require.EqualValues(t, status, resp.Status, u)
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	require.NoError(t, err, sel)
+	return s
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string, opts ...chromedp.EvaluateOption) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, opts...))
+	require.NoError(t, err, js)
+	return v
+}
+
+func signInBrowser(t *testing.T, ctx context.Context, base, token, next string) {
+	t.Helper()
+	visit(t, ctx, base+next, http.StatusOK) // redirected to the sign-in form
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Contains(t, loc, "/signin?next=")
+	_, err = chromedp.RunResponse(ctx, chromedp.SendKeys("#token", token), chromedp.Submit("#token"))
+	require.NoError(t, err)
+	loc, err = chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Equal(t, base+next, loc)
+}
+
+func TestBrowserReview(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.supply()
+	ctx := newChrome(t, 1440, 900)
+	dir := outDir(t)
+
+	// The sign-in form, then the page asked for.
+	visit(t, ctx, e.URL+"/", http.StatusOK)
+	screenshot(t, ctx, dir, "signin")
+	signInBrowser(t, ctx, e.URL, f.Reader, "/d/supply/")
+	require.Contains(t, text(t, ctx, "h1"), "supply")
+	screenshot(t, ctx, dir, "domain")
+	// The token is in no script-readable place.
+	require.Equal(t, "", eval[string](t, ctx, "document.cookie"))
+	require.Equal(t, 0, eval[int](t, ctx, "localStorage.length"))
+
+	// Browse to a Record: Kinds → Supplier → S-1.
+	_, err := chromedp.RunResponse(ctx, chromedp.Click(`//a[text()="Supplier"]`))
+	require.NoError(t, err)
+	_, err = chromedp.RunResponse(ctx, chromedp.Click(`//a[text()="S-1"]`))
+	require.NoError(t, err)
+	require.Equal(t, "Acme Fastening Works", text(t, ctx, "h1"))
+	require.Contains(t, text(t, ctx, "table.values"), "DE123")
+	screenshot(t, ctx, dir, "record-1440")
+
+	// The Record titled <script> renders as text, and runs nothing.
+	visit(t, ctx, e.URL+"/d/supply/records/S-2", http.StatusOK)
+	require.Equal(t, hostileTitle, text(t, ctx, "h1"))
+	require.False(t, eval[bool](t, ctx, "window.__pwned === true"))
+
+	// Switch branch with the switcher: the scout's Record appears.
+	visit(t, ctx, e.URL+"/d/supply/records?kind=Part", http.StatusOK)
+	require.NotContains(t, text(t, ctx, "main"), "P-2")
+	_, err = chromedp.RunResponse(ctx, chromedp.SetValue(`select[name="b"]`, "agent/scout/7"), chromedp.Submit(`select[name="b"]`))
+	require.NoError(t, err)
+	require.Contains(t, text(t, ctx, "main"), "Spring washer")
+
+	// Search with a typo.
+	visit(t, ctx, e.URL+"/d/supply/search", http.StatusOK)
+	_, err = chromedp.RunResponse(ctx, chromedp.SendKeys(`input[name="q"]`, "fastenning"), chromedp.Submit(`input[name="q"]`))
+	require.NoError(t, err)
+	results := text(t, ctx, "table.results")
+	require.Contains(t, results, "Acme Fastening Works")
+	require.Contains(t, text(t, ctx, ".corrections"), "fastening")
+	screenshot(t, ctx, dir, "search")
+
+	// The graph: drawn, a node selected by a click, then expanded.
+	visit(t, ctx, e.URL+"/d/supply/graph?b=agent%2Fscout%2F7&key=P-1", http.StatusOK)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool]("window.__graphStats && window.__graphStats.settled > 0", chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err)
+	require.Equal(t, 3, eval[int](t, ctx, "window.__graphStats.nodes"))
+	xy := eval[[]float64](t, ctx, `(() => { const g = window.__graph, i = g.index.get("S-1"), r = g.canvas.getBoundingClientRect();
+		return [r.left + g.pos[2*i]*g.scale + g.tx, r.top + g.pos[2*i+1]*g.scale + g.ty]; })()`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseClickXY(xy[0], xy[1])))
+	require.Equal(t, "S-1", text(t, ctx, "#sel-key"))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#sel-expand")))
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool]("window.__graphStats.nodes === 4", chromedp.WithPollingTimeout(10*time.Second)))
+	require.NoError(t, err, "expanding S-1 adds P-2")
+	// Zoom with the wheel, pan by dragging the background.
+	before := eval[float64](t, ctx, "window.__graph.scale")
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, xy[0], xy[1], func(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 1, -300 })))
+	require.Greater(t, eval[float64](t, ctx, "window.__graph.scale"), before)
+	require.Greater(t, paintedPixels(t, ctx), 100)
+	viewportShot(t, ctx, dir, "graph")
+	// Open the selected Record from the panel.
+	_, err = chromedp.RunResponse(ctx, chromedp.Click("#sel-open"))
+	require.NoError(t, err)
+	require.Equal(t, "Acme Fastening Works", text(t, ctx, "h1"))
+
+	// The log and one Revision.
+	visit(t, ctx, e.URL+"/d/supply/revisions", http.StatusOK)
+	require.Contains(t, text(t, ctx, "main"), "Rename Acme")
+	visit(t, ctx, e.URL+"/d/supply/revisions/"+f.Rev1, http.StatusOK)
+	screenshot(t, ctx, dir, "revision")
+	visit(t, ctx, e.URL+"/d/supply/schema", http.StatusOK)
+	screenshot(t, ctx, dir, "schema")
+
+	// At 390 pixels wide nothing overflows sideways.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	for _, p := range []string{"/d/supply/records/S-1", "/d/supply/search?q=bolt", "/d/supply/", "/d/supply/schema"} {
+		visit(t, ctx, e.URL+p, http.StatusOK)
+		w := eval[float64](t, ctx, "document.documentElement.scrollWidth")
+		require.LessOrEqual(t, w, 390.0, "%s is %v px wide at 390", p, w)
+	}
+	visit(t, ctx, e.URL+"/d/supply/records/S-1", http.StatusOK)
+	screenshot(t, ctx, dir, "record-390")
+	t.Logf("screenshots in %s", dir)
+}
+
+// TestBrowserProposal opens a Proposal with a conflict, resolves it and
+// merges, in the browser.
+func TestBrowserProposal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.supply()
+	conflicted(e, f)
+	ctx := newChrome(t, 1440, 900)
+	dir := outDir(t)
+	signInBrowser(t, ctx, e.URL, f.Admin, "/d/supply/proposals")
+	_, err := chromedp.RunResponse(ctx,
+		chromedp.SendKeys(`input[name="title"]`, "Washer and rename"),
+		chromedp.SetValue(`select[name="source"]`, "agent/scout/7"),
+		chromedp.SetValue(`select[name="target"]`, "main"),
+		chromedp.Submit(`input[name="title"]`))
+	require.NoError(t, err)
+	require.Contains(t, text(t, ctx, "#conflicts-h ~ .conflict"), "Acme (scout)")
+	screenshot(t, ctx, dir, "proposal-conflict")
+	_, err = chromedp.RunResponse(ctx, chromedp.Click(`input[name="choice"][value="source"]`), chromedp.Submit(`input[name="choice"][value="source"]`))
+	require.NoError(t, err)
+	require.Contains(t, text(t, ctx, ".notice"), "Resolution saved")
+	_, err = chromedp.RunResponse(ctx, chromedp.Click("#merge-button"))
+	require.NoError(t, err)
+	require.Contains(t, text(t, ctx, ".notice"), "Merged")
+	visit(t, ctx, e.URL+"/d/supply/records/S-1", http.StatusOK)
+	require.Equal(t, "Acme (scout)", text(t, ctx, "h1"))
+}
+
+// paintedPixels counts the graph canvas's pixels that are not empty.
+func paintedPixels(t *testing.T, ctx context.Context) int {
+	t.Helper()
+	return eval[int](t, ctx, `(() => { const c = window.__graph.canvas, d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+		let k = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) k++; return k; })()`)
+}
+
+// TestBrowserGraphPerformance draws a neighborhood of 500 Records and
+// about 1,000 Links and measures, in Chromium, the time from navigation to
+// the first draw and the longest main-thread block while the layout
+// settles (PerformanceObserver longtask).
+func TestBrowserGraphPerformance(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.api(http.StatusCreated, "POST", "/v1/domains", adminToken, map[string]any{"name": "supply"})
+	admin := e.token("supply", "admin", "admin")
+	e.api(http.StatusOK, "PUT", bpath("supply", "main")+"/schema", admin, supplySchema)
+	// A neighborhood follows at most 20 Links per node and direction, and
+	// returns the Links it followed. 50 Suppliers with exactly 20 Parts
+	// each, 450 Parts: S-0's 20 Parts link to the 49 other Suppliers, whose
+	// Parts are the rest. Depth 3 from S-0 holds all 500 Records and 1,000
+	// Links.
+	const suppliers, parts, perSupplier = 50, 450, 20
+	var changes []map[string]any
+	for i := range suppliers {
+		changes = append(changes, put("Supplier", fmt.Sprintf("S-%d", i), map[string]any{"name": fmt.Sprintf("Supplier %d", i)}))
+	}
+	for i := range parts {
+		changes = append(changes, put("Part", fmt.Sprintf("P-%d", i), map[string]any{"name": fmt.Sprintf("Part %d", i)}))
+	}
+	supplied := func(part, supplier int) {
+		changes = append(changes, linkChange("supplied_by", fmt.Sprintf("P-%d", part), fmt.Sprintf("S-%d", supplier)))
+	}
+	for p := range perSupplier {
+		supplied(p, 0)
+	}
+	slot := 0
+	for s := 1; s < suppliers; s++ {
+		supplied((s-1)%perSupplier, s)
+		for range perSupplier - 1 {
+			supplied(perSupplier+slot%(parts-perSupplier), s)
+			slot++
+		}
+	}
+	e.commit("supply", "main", admin, "Graph fixture", changes...)
+
+	ctx := newChrome(t, 1440, 900)
+	dir := outDir(t)
+	signInBrowser(t, ctx, e.URL, admin, "/d/supply/")
+	type stats struct {
+		Nodes, Links                  int
+		FirstDraw, Settled            float64
+		LongestTask, Response, Loaded float64
+		Frames                        int
+		MaxDraw                       float64
+	}
+	var runs []stats
+	for range 3 {
+		visit(t, ctx, e.URL+"/d/supply/graph?key=S-0&depth=3&limit=500", http.StatusOK)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool]("window.__graphStats && window.__graphStats.settled > 0", chromedp.WithPollingTimeout(60*time.Second)))
+		require.NoError(t, err)
+		s := eval[stats](t, ctx, `({Nodes: __graphStats.nodes, Links: __graphStats.links, FirstDraw: __graphStats.firstDraw,
+			Settled: __graphStats.settled, LongestTask: Math.max(0, ...window.__longtasks),
+			Response: performance.getEntriesByType("navigation")[0].responseEnd,
+			Loaded: performance.getEntriesByType("navigation")[0].domContentLoadedEventEnd,
+			Frames: __graphStats.frames, MaxDraw: __graphStats.maxDraw})`)
+		runs = append(runs, s)
+		t.Logf("graph: %d nodes, %d links; page received %.0f ms, DOM ready %.0f ms, first draw %.0f ms after navigation, settled at %.0f ms, longest main-thread block %.0f ms; %d frames, longest draw %.1f ms",
+			s.Nodes, s.Links, s.Response, s.Loaded, s.FirstDraw, s.Settled, s.LongestTask, s.Frames, s.MaxDraw)
+	}
+	require.Greater(t, paintedPixels(t, ctx), 10000, "the settled graph is on the canvas")
+	viewportShot(t, ctx, dir, "graph-500")
+	worstDraw, worstBlock := 0.0, 0.0
+	for _, s := range runs {
+		require.Equal(t, 500, s.Nodes)
+		require.GreaterOrEqual(t, s.Links, 1000)
+		worstDraw, worstBlock = math.Max(worstDraw, s.FirstDraw), math.Max(worstBlock, s.LongestTask)
+	}
+	t.Logf("long tasks of the last run: %v", eval[[]float64](t, ctx, "window.__longtaskStarts"))
+	// The budgets (issue 12) hold on a machine of its own; on a shared one
+	// other processes stretch every task, so they are enforced only when
+	// asked (LOREBASE_WEB_PERF_BUDGETS=1, as docs/performance.md's numbers
+	// were taken).
+	if os.Getenv("LOREBASE_WEB_PERF_BUDGETS") == "1" {
+		require.LessOrEqual(t, worstDraw, 500.0, "first draw within 500 ms of navigation")
+		require.LessOrEqual(t, worstBlock, 100.0, "no main-thread block over 100 ms while the layout settles")
+	}
+}

@@ -1,0 +1,380 @@
+// Lorebase web UI: the pages work without this script; it adds the
+// interactive graph, live branch job progress and confirmations.
+"use strict";
+
+// Main-thread blocks longer than 50 ms, for the performance test.
+window.__longtasks = [];
+window.__longtaskStarts = [];
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) { window.__longtasks.push(e.duration); window.__longtaskStarts.push(Math.round(e.startTime), Math.round(e.duration)); }
+  }).observe({ type: "longtask", buffered: true });
+} catch (_) { /* browsers without longtask timing */ }
+
+document.addEventListener("submit", (e) => {
+  const msg = e.target.getAttribute("data-confirm");
+  if (msg && !window.confirm(msg)) e.preventDefault();
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  liveBranches();
+  const g = document.getElementById("graph");
+  if (g) window.__graph = new Graph(g);
+});
+
+// liveBranches refreshes the state and job columns while a branch job runs.
+function liveBranches() {
+  const table = document.querySelector("table[data-live]");
+  if (!table) return;
+  const busy = () => Array.from(table.querySelectorAll("td.state")).some((td) => td.textContent.trim() !== "ready");
+  if (!busy()) return;
+  const timer = setInterval(async () => {
+    let data;
+    try {
+      const r = await fetch(table.getAttribute("data-live"), { credentials: "same-origin" });
+      if (!r.ok) { clearInterval(timer); return; }
+      data = await r.json();
+    } catch (_) { return; }
+    for (const b of data.branches || []) {
+      const row = table.querySelector('tr[data-branch="' + CSS.escape(b.name) + '"]');
+      if (!row) continue;
+      row.querySelector("td.state").textContent = b.state;
+      let job = "";
+      if (b.job) job = b.job.kind + " " + b.job.state + (b.job.last_error ? " — " + b.job.last_error : "");
+      if (b.progress) job += " " + JSON.stringify(b.progress);
+      row.querySelector("td.job").textContent = job;
+    }
+    if (!busy()) clearInterval(timer);
+  }, 1000);
+}
+
+const palette = ["#0b57d0", "#c5221f", "#188038", "#b06000", "#8430ce", "#007b83", "#c2185b", "#5f6368", "#795548", "#3f51b5"];
+
+class Graph {
+  constructor(root) {
+    this.root = root;
+    root.hidden = false;
+    this.canvas = root.querySelector("canvas");
+    this.ctx = this.canvas.getContext("2d");
+    this.status = root.querySelector("#graph-status");
+    this.src = root.dataset.src;
+    this.branch = root.dataset.branch;
+    this.records = root.dataset.records;
+    this.nodes = []; // {key, kind, title}
+    this.index = new Map(); // key -> node index
+    this.links = []; // {a, b, relation}
+    this.linkSet = new Set();
+    this.kinds = new Map();
+    this.pos = new Float32Array(0);
+    this.scale = 1; this.tx = 0; this.ty = 0;
+    this.selected = -1; this.hover = -1;
+    this.dirty = true;
+    this.worker = new Worker("/static/graph-worker.js");
+    this.worker.onmessage = (e) => {
+      if (e.data.type !== "positions") return;
+      this.pos = e.data.positions;
+      this.dirty = true;
+      if (e.data.done) {
+        if (!window.__graphStats.settled) window.__graphStats.settled = performance.now();
+        if (!this.touched) this.fitBounds();
+      }
+    };
+    window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
+    this.bind();
+    this.resize();
+    new ResizeObserver(() => this.resize()).observe(this.canvas.parentElement);
+    const embedded = document.getElementById("graph-data");
+    if (embedded) this.show(root.dataset.key, JSON.parse(embedded.textContent), true);
+    else this.load(root.dataset.key, root.dataset.depth, root.dataset.limit, true);
+    const frame = () => { if (this.dirty) this.draw(); requestAnimationFrame(frame); };
+    requestAnimationFrame(frame);
+  }
+
+  url(key, depth, limit) {
+    const q = new URLSearchParams({ key: key, depth: depth, limit: limit });
+    if (this.branch && this.branch !== "main") q.set("b", this.branch);
+    return this.src + "?" + q.toString();
+  }
+
+  recordURL(key) {
+    let u = this.records + encodeURIComponent(key);
+    if (this.branch && this.branch !== "main") u += "?b=" + encodeURIComponent(this.branch);
+    return u;
+  }
+
+  async load(key, depth, limit, first) {
+    this.status.textContent = "Loading " + key + "…";
+    let data;
+    try {
+      const r = await fetch(this.url(key, depth, limit), { credentials: "same-origin" });
+      data = await r.json();
+      if (!r.ok) { this.status.textContent = "Could not load the neighborhood: " + (data.detail || r.status); return; }
+    } catch (err) {
+      this.status.textContent = "Could not load the neighborhood: " + err;
+      return;
+    }
+    this.show(key, data, first);
+  }
+
+  show(key, data, first) {
+    const around = first ? -1 : this.index.get(key);
+    const cx = around >= 0 ? this.pos[2 * around] : 0, cy = around >= 0 ? this.pos[2 * around + 1] : 0;
+    const start = this.nodes.length;
+    for (const r of data.records || []) this.addNode(r);
+    for (const l of data.links || []) this.addLink(l);
+    const added = this.nodes.length - start;
+    const nx = new Float32Array(added), ny = new Float32Array(added);
+    for (let i = 0; i < added; i++) {
+      // Phyllotaxis: a spread-out first layout, drawn at once.
+      const r = 12 * Math.sqrt(0.5 + i + (first ? 0 : 3)), a = i * Math.PI * (3 - Math.sqrt(5));
+      nx[i] = cx + r * Math.cos(a); ny[i] = cy + r * Math.sin(a);
+    }
+    const pos = new Float32Array(this.nodes.length * 2);
+    pos.set(this.pos.subarray(0, start * 2));
+    for (let i = 0; i < added; i++) { pos[2 * (start + i)] = nx[i]; pos[2 * (start + i) + 1] = ny[i]; }
+    this.pos = pos;
+    const src = new Int32Array(this.links.length), dst = new Int32Array(this.links.length);
+    this.links.forEach((l, i) => { src[i] = l.a; dst[i] = l.b; });
+    if (first) {
+      this.worker.postMessage({ type: "init", n: this.nodes.length, x: nx, y: ny, src: src, dst: dst });
+      this.fit();
+    } else {
+      this.worker.postMessage({ type: "add", n: this.nodes.length, x: nx, y: ny, src: src, dst: dst });
+      window.__graphStats.expanded += added;
+    }
+    window.__graphStats.nodes = this.nodes.length;
+    window.__graphStats.links = this.links.length;
+    this.status.textContent = this.nodes.length + " Records, " + this.links.length + " Links. Drag nodes, scroll to zoom, drag the background to pan; click a node to select it, double-click to expand it.";
+    this.legend();
+    if (this.selected < 0) this.select(this.index.get(key));
+    this.dirty = true;
+  }
+
+  addNode(r) {
+    if (this.index.has(r.key)) return;
+    if (!this.kinds.has(r.kind)) this.kinds.set(r.kind, palette[this.kinds.size % palette.length]);
+    this.index.set(r.key, this.nodes.length);
+    this.nodes.push({ key: r.key, kind: r.kind, title: r.title || r.key });
+  }
+
+  addLink(l) {
+    const a = this.index.get(l.from), b = this.index.get(l.to);
+    if (a === undefined || b === undefined) return;
+    const id = l.relation + "\u0000" + l.from + "\u0000" + l.to;
+    if (this.linkSet.has(id)) return;
+    this.linkSet.add(id);
+    this.links.push({ a: a, b: b, relation: l.relation });
+  }
+
+  legend() {
+    const ul = this.root.querySelector("#graph-legend");
+    ul.textContent = "";
+    for (const [kind, colour] of this.kinds) {
+      const li = document.createElement("li");
+      const dot = document.createElement("i");
+      dot.style.background = colour;
+      li.append(dot, document.createTextNode(kind));
+      ul.append(li);
+    }
+  }
+
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const cw = Math.max(1, Math.round(r.width * dpr)), ch = Math.max(1, Math.round(r.height * dpr));
+    this.w = r.width; this.h = r.height;
+    if (this.canvas.width === cw && this.canvas.height === ch) return;
+    // Setting the size clears the canvas: only when it changed.
+    this.canvas.width = cw; this.canvas.height = ch;
+    this.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    this.dirty = true;
+  }
+
+  fit() {
+    const n = this.nodes.length;
+    const radius = 12 * Math.sqrt(n + 1) + 40;
+    this.scale = Math.min(2, Math.max(0.15, Math.min(this.w, this.h) / (2 * radius)));
+    this.tx = this.w / 2; this.ty = this.h / 2;
+  }
+
+  // fitBounds frames the settled layout, unless the person zoomed or
+  // panned meanwhile.
+  fitBounds() {
+    const n = this.nodes.length, p = this.pos;
+    if (!n || p.length < 2 * n) return;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (let i = 0; i < n; i++) {
+      x0 = Math.min(x0, p[2 * i]); x1 = Math.max(x1, p[2 * i]);
+      y0 = Math.min(y0, p[2 * i + 1]); y1 = Math.max(y1, p[2 * i + 1]);
+    }
+    const pad = 30;
+    this.scale = Math.min(2, Math.max(0.05, Math.min((this.w - 2 * pad) / Math.max(1, x1 - x0), (this.h - 2 * pad) / Math.max(1, y1 - y0))));
+    this.tx = this.w / 2 - (x0 + x1) / 2 * this.scale;
+    this.ty = this.h / 2 - (y0 + y1) / 2 * this.scale;
+    this.dirty = true;
+  }
+
+  toWorld(px, py) { return [(px - this.tx) / this.scale, (py - this.ty) / this.scale]; }
+
+  nodeAt(px, py) {
+    const [wx, wy] = this.toWorld(px, py);
+    const r = Math.max(7, 9 / this.scale);
+    let best = -1, bd = r * r;
+    for (let i = 0; i < this.nodes.length; i++) {
+      const dx = this.pos[2 * i] - wx, dy = this.pos[2 * i + 1] - wy, d = dx * dx + dy * dy;
+      if (d < bd) { bd = d; best = i; }
+    }
+    return best;
+  }
+
+  draw() {
+    const t0 = performance.now();
+    this.paint();
+    const dt = performance.now() - t0;
+    const st = window.__graphStats;
+    st.frames++;
+    if (dt > st.maxDraw) st.maxDraw = dt;
+  }
+
+  paint() {
+    this.dirty = false;
+    const c = this.ctx, n = this.nodes.length, p = this.pos;
+    if (p.length < n * 2) return;
+    c.clearRect(0, 0, this.w, this.h);
+    c.save();
+    c.translate(this.tx, this.ty);
+    c.scale(this.scale, this.scale);
+    c.lineWidth = 1 / this.scale;
+    c.strokeStyle = "#b4bcc4";
+    c.beginPath();
+    for (const l of this.links) { c.moveTo(p[2 * l.a], p[2 * l.a + 1]); c.lineTo(p[2 * l.b], p[2 * l.b + 1]); }
+    c.stroke();
+    const showLabels = n <= 60 || this.scale >= 1.6;
+    if (showLabels) {
+      c.fillStyle = "#4a5361";
+      c.font = (10 / this.scale) + "px system-ui, sans-serif";
+      c.textAlign = "center";
+      for (const l of this.links) {
+        c.fillText(l.relation, (p[2 * l.a] + p[2 * l.b]) / 2, (p[2 * l.a + 1] + p[2 * l.b + 1]) / 2);
+      }
+    }
+    // One path per Kind: a few fill calls, not one per node.
+    const r = 6;
+    for (const [kind, colour] of this.kinds) {
+      c.fillStyle = colour;
+      c.beginPath();
+      for (let i = 0; i < n; i++) {
+        if (this.nodes[i].kind !== kind) continue;
+        const rr = i === this.selected ? r * 1.6 : r;
+        c.moveTo(p[2 * i] + rr, p[2 * i + 1]);
+        c.arc(p[2 * i], p[2 * i + 1], rr, 0, 2 * Math.PI);
+      }
+      c.fill();
+    }
+    if (this.selected >= 0) {
+      c.lineWidth = 2.5 / this.scale; c.strokeStyle = "#f6b300";
+      c.beginPath(); c.arc(p[2 * this.selected], p[2 * this.selected + 1], r * 1.6 + 2, 0, 2 * Math.PI); c.stroke();
+    }
+    c.fillStyle = "#1b1f24";
+    c.font = (12 / this.scale) + "px system-ui, sans-serif";
+    c.textAlign = "left";
+    const label = (i) => c.fillText(this.nodes[i].title, p[2 * i] + r + 3, p[2 * i + 1] + 4);
+    if (showLabels) for (let i = 0; i < n; i++) label(i);
+    else {
+      if (this.selected >= 0) label(this.selected);
+      if (this.hover >= 0) label(this.hover);
+    }
+    c.restore();
+    if (!window.__graphStats.firstDraw && n > 0) window.__graphStats.firstDraw = performance.now();
+  }
+
+  select(i) {
+    this.selected = i === undefined ? -1 : i;
+    const box = this.root.querySelector("#graph-selected");
+    if (this.selected < 0) { box.hidden = true; this.dirty = true; return; }
+    const node = this.nodes[this.selected];
+    box.hidden = false;
+    this.root.querySelector("#sel-title").textContent = node.title;
+    this.root.querySelector("#sel-key").textContent = node.key;
+    this.root.querySelector("#sel-kind").textContent = node.kind;
+    this.root.querySelector("#sel-open").href = this.recordURL(node.key);
+    this.dirty = true;
+  }
+
+  expand(i) {
+    if (i < 0) return;
+    this.load(this.nodes[i].key, 1, 200, false);
+  }
+
+  bind() {
+    const cv = this.canvas;
+    let drag = null; // {mode: "node"|"pan", i, x, y, moved}
+    const pt = (e) => { const r = cv.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    cv.addEventListener("pointerdown", (e) => {
+      const [px, py] = pt(e);
+      const i = this.nodeAt(px, py);
+      drag = { mode: i >= 0 ? "node" : "pan", i: i, x: px, y: py, moved: false };
+      cv.setPointerCapture(e.pointerId);
+    });
+    cv.addEventListener("pointermove", (e) => {
+      const [px, py] = pt(e);
+      if (!drag) {
+        const h = this.nodeAt(px, py);
+        if (h !== this.hover) { this.hover = h; this.dirty = true; cv.style.cursor = h >= 0 ? "pointer" : "grab"; }
+        return;
+      }
+      if (Math.abs(px - drag.x) + Math.abs(py - drag.y) > 3) drag.moved = true;
+      if (!drag.moved) return;
+      this.touched = true;
+      if (drag.mode === "pan") {
+        this.tx += px - drag.x; this.ty += py - drag.y; drag.x = px; drag.y = py;
+      } else {
+        const [wx, wy] = this.toWorld(px, py);
+        this.pos[2 * drag.i] = wx; this.pos[2 * drag.i + 1] = wy;
+        this.worker.postMessage({ type: "pin", i: drag.i, x: wx, y: wy });
+      }
+      this.dirty = true;
+    });
+    cv.addEventListener("pointerup", () => {
+      if (drag && drag.mode === "node") {
+        if (drag.moved) this.worker.postMessage({ type: "release", i: drag.i });
+        else this.select(drag.i);
+      } else if (drag && !drag.moved) this.select(-1);
+      drag = null;
+    });
+    cv.addEventListener("dblclick", (e) => {
+      const [px, py] = pt(e);
+      const i = this.nodeAt(px, py);
+      if (i >= 0) this.expand(i);
+    });
+    cv.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const [px, py] = pt(e);
+      this.zoom(Math.exp(-e.deltaY * 0.0015), px, py);
+    }, { passive: false });
+    cv.addEventListener("keydown", (e) => {
+      const n = this.nodes.length;
+      if (!n) return;
+      switch (e.key) {
+        case "ArrowRight": case "ArrowDown": this.select((this.selected + 1) % n); break;
+        case "ArrowLeft": case "ArrowUp": this.select((this.selected - 1 + n) % n); break;
+        case "Enter": if (this.selected >= 0) window.location.href = this.recordURL(this.nodes[this.selected].key); break;
+        case "e": case "E": this.expand(this.selected); break;
+        case "+": case "=": this.zoom(1.25, this.w / 2, this.h / 2); break;
+        case "-": this.zoom(0.8, this.w / 2, this.h / 2); break;
+        default: return;
+      }
+      e.preventDefault();
+    });
+    this.root.querySelector("#sel-expand").addEventListener("click", () => this.expand(this.selected));
+  }
+
+  zoom(f, px, py) {
+    this.touched = true;
+    const s = Math.min(8, Math.max(0.05, this.scale * f));
+    f = s / this.scale;
+    this.tx = px - (px - this.tx) * f; this.ty = py - (py - this.ty) * f;
+    this.scale = s;
+    this.dirty = true;
+  }
+}

@@ -46,6 +46,7 @@ func HashToken(secret string) []byte {
 
 // tokenColumns are the columns scanned by scanToken, on tokens t joined
 // with domains d.
+//
 //nolint:gosec // G101: column names, not a credential
 const tokenColumns = `t.id, t.domain_id, d.name, t.name, t.role, t.branches, t.created_at, t.expires_at, t.revoked_at, t.last_used_at`
 

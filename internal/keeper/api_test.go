@@ -51,6 +51,7 @@ func TestReadyzWhenMigrationsAreBehind(t *testing.T) {
 	defer s.Close()
 	cfg := config.Default()
 	srv := keeper.New(cfg, keeper.Parts{Store: s})
+	t.Cleanup(srv.Close)
 	rec := newRecorder()
 	srv.Handler().ServeHTTP(rec, mustRequest(t, "GET", "/readyz"))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())

@@ -58,6 +58,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	t.Cleanup(s.Close)
 	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)), Reader: reads.New(s, reads.ConfigFrom(cfg)),
 		Log: slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	e := &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}

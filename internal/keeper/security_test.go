@@ -33,6 +33,7 @@ func (e *env) another(opts ...func(*config.Config)) *env {
 	require.NoError(e.t, err)
 	e.t.Cleanup(s.Close)
 	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)), Reader: reads.New(s, reads.ConfigFrom(cfg))})
+	e.t.Cleanup(srv.Close)
 	hs := httptest.NewServer(srv.Handler())
 	e.t.Cleanup(hs.Close)
 	return &env{t: e.t, URL: hs.URL, Admin: e.Admin, Store: s, Config: cfg}

@@ -56,7 +56,7 @@ func (h *Handler) openProposal(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, &view{Domain: d, Branch: "main"}, err)
 		return
 	}
-	http.Redirect(w, r, "/d/"+seg(d)+"/proposals/"+seg(p.ID), http.StatusSeeOther)
+	http.Redirect(w, r, "/d/"+seg(d)+"/proposals/"+seg(p.ID), http.StatusSeeOther) //nolint:gosec // G710: a path of this site, segments escaped
 }
 
 type proposalData struct {
@@ -167,7 +167,7 @@ func (h *Handler) resolveConflict(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, &view{Domain: d, Branch: "main"}, err)
 		return
 	}
-	http.Redirect(w, r, proposalURL(d, id, notice), http.StatusSeeOther)
+	http.Redirect(w, r, proposalURL(d, id, notice), http.StatusSeeOther) //nolint:gosec // G710: proposalURL is a path of this site
 }
 
 func (h *Handler) mergeProposal(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +192,7 @@ func (h *Handler) mergeProposal(w http.ResponseWriter, r *http.Request) {
 	}
 	err := h.api.call(r.Context(), s.token, http.MethodPost, proposalsPath(d)+"/"+seg(id)+"/merge", nil, body, &out)
 	if err == nil {
-		http.Redirect(w, r, proposalURL(d, id, "Merged as Revision "+out.Revision+"."), http.StatusSeeOther)
+		http.Redirect(w, r, proposalURL(d, id, "Merged as Revision "+out.Revision+"."), http.StatusSeeOther) //nolint:gosec // G710: proposalURL is a path of this site
 		return
 	}
 	var ae *apiError

@@ -213,11 +213,13 @@ func (h *Handler) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (h *Handler) setSession(w http.ResponseWriter, r *http.Request, token string) {
+	//nolint:gosec // G124: HttpOnly and SameSite=Strict always; Secure whenever the connection is TLS (or Options.SecureCookies)
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: h.secure || r.TLS != nil})
 }
 
 func (h *Handler) clearSession(w http.ResponseWriter, r *http.Request) {
+	//nolint:gosec // G124: as setSession
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: h.secure || r.TLS != nil})
 }
@@ -267,7 +269,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.setSession(w, r, token)
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // G710: safeNext keeps next on this site
 }
 
 // signOut clears the cookie. It needs the CSRF token like every form that

@@ -193,16 +193,12 @@ func applyFunctions(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return fmt.Errorf("read applied function files: %w", err)
 		}
-		for rows.Next() {
-			var name string
-			var sum []byte
-			if err := rows.Scan(&name, &sum); err != nil {
-				rows.Close()
-				return fmt.Errorf("read applied function files: %w", err)
-			}
+		var name string
+		var sum []byte
+		if _, err := pgx.ForEachRow(rows, []any{&name, &sum}, func() error {
 			applied[name] = sum
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			return fmt.Errorf("read applied function files: %w", err)
 		}
 		for _, f := range files {
@@ -285,16 +281,12 @@ func (s *Store) functionsPending(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("read function state: %w", err)
 	}
 	applied := map[string][]byte{}
-	for rows.Next() {
-		var name string
-		var sum []byte
-		if err := rows.Scan(&name, &sum); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("read function state: %w", err)
-		}
+	var name string
+	var sum []byte
+	if _, err := pgx.ForEachRow(rows, []any{&name, &sum}, func() error {
 		applied[name] = sum
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return 0, fmt.Errorf("read function state: %w", err)
 	}
 	pending := 0

@@ -214,19 +214,18 @@ func (e *Engine) List(ctx context.Context, domainID int32, state, after string, 
 		if err != nil {
 			return fmt.Errorf("list proposals: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
+		out, err = pgx.AppendRows(out, rows, func(row pgx.CollectableRow) (*Proposal, error) {
 			var p Proposal
 			var cache []byte
 			var key string
-			if err := rows.Scan(&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
+			if err := row.Scan(&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
 				&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress, &key); err != nil {
-				return fmt.Errorf("list proposals: %w", err)
+				return nil, fmt.Errorf("list proposals: %w", err)
 			}
 			if len(cache) > 0 {
 				var ins Inspection
 				if err := json.Unmarshal(cache, &ins); err != nil {
-					return fmt.Errorf("decode proposal cache: %w", err)
+					return nil, fmt.Errorf("decode proposal cache: %w", err)
 				}
 				p.cache = &ins
 				p.fromCache()
@@ -235,9 +234,9 @@ func (e *Engine) List(ctx context.Context, domainID int32, state, after string, 
 				p.Progress = nil
 			}
 			p.Stale = p.State == StateOpen && (p.cacheKey == nil || *p.cacheKey != key)
-			out = append(out, &p)
-		}
-		return rows.Err()
+			return &p, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -252,18 +251,23 @@ func resolutions(ctx context.Context, tx pgx.Tx, id string) (map[string]Resoluti
 	if err != nil {
 		return nil, fmt.Errorf("read resolutions: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]Resolution{}
-	for rows.Next() {
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Resolution, error) {
 		var r Resolution
 		var v []byte
-		if err := rows.Scan(&r.Conflict, &r.Choice, &v, &r.Fingerprint); err != nil {
-			return nil, fmt.Errorf("read resolutions: %w", err)
+		if err := row.Scan(&r.Conflict, &r.Choice, &v, &r.Fingerprint); err != nil {
+			return r, fmt.Errorf("read resolutions: %w", err)
 		}
 		r.Value = v
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Resolution, len(list))
+	for _, r := range list {
 		out[r.Conflict] = r
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // load reads a Proposal (404 when missing).

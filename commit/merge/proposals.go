@@ -154,11 +154,13 @@ func (e *Engine) Open(ctx context.Context, domainID int32, req *OpenRequest, aut
 const proposalColumns = `id, title, description, source_id, target_id, source, target, state, author, created_at, updated_at,
 	merged_revision, cache_key, cache, progress`
 
-func scanProposal(row pgx.Row) (*Proposal, error) {
+// scanProposal scans proposalColumns, then the columns after them into
+// extra.
+func scanProposal(row pgx.Row, extra ...any) (*Proposal, error) {
 	var p Proposal
 	var cache []byte
-	err := row.Scan(&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
-		&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress)
+	err := row.Scan(append([]any{&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
+		&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress}, extra...)...)
 	if err != nil {
 		return nil, store.Translate(err)
 	}
@@ -215,26 +217,13 @@ func (e *Engine) List(ctx context.Context, domainID int32, state, after string, 
 			return fmt.Errorf("list proposals: %w", err)
 		}
 		out, err = pgx.AppendRows(out, rows, func(row pgx.CollectableRow) (*Proposal, error) {
-			var p Proposal
-			var cache []byte
 			var key string
-			if err := row.Scan(&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
-				&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress, &key); err != nil {
+			p, err := scanProposal(row, &key)
+			if err != nil {
 				return nil, fmt.Errorf("list proposals: %w", err)
 			}
-			if len(cache) > 0 {
-				var ins Inspection
-				if err := json.Unmarshal(cache, &ins); err != nil {
-					return nil, fmt.Errorf("decode proposal cache: %w", err)
-				}
-				p.cache = &ins
-				p.fromCache()
-			}
-			if string(p.Progress) == "{}" {
-				p.Progress = nil
-			}
 			p.Stale = p.State == StateOpen && (p.cacheKey == nil || *p.cacheKey != key)
-			return &p, nil
+			return p, nil
 		})
 		return err
 	})

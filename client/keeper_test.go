@@ -11,19 +11,12 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/lorebase/lorebase/client"
-	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
-	"github.com/lorebase/lorebase/internal/config"
-	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/keepertest"
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/jobs"
-	"github.com/lorebase/lorebase/reads"
-	"github.com/lorebase/lorebase/store"
 )
 
 func TestMain(m *testing.M) { pgtest.MainCleanup(m, stopShared) }
@@ -61,49 +54,26 @@ func keeperURL() (string, error) {
 			shared.err = err
 			return
 		}
-		cfg := config.Default()
-		cfg.AdminToken = adminToken
-		cfg.Database.URL = dbURL
-		if cfg.Database.AppURL, err = pgcluster.WithUser(dbURL, pgtest.RequestRole, pgtest.RequestPassword); err != nil {
-			shared.err = err
-			return
-		}
-		s, err := store.Open(ctx, dbURL, store.ConfigFrom(cfg))
+		appURL, err := pgcluster.WithUser(dbURL, pgtest.RequestRole, pgtest.RequestPassword)
 		if err != nil {
 			shared.err = err
 			return
 		}
-		shared.stop = append(shared.stop, s.Close)
-		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		// The jobs run, so branch deletions and large merges complete.
-		pipeline := commit.New(s, commit.ConfigFrom(cfg))
-		workers := jobs.NewWorkers(s)
-		jobs.AddMergeWorker(workers, merge.New(s, pipeline))
-		jc, err := jobs.NewClient(s.Pool, workers, nil, log)
-		if err == nil {
-			err = jc.Start(ctx)
-		}
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.stop = append(shared.stop, func() {
-			stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = jc.Stop(stopCtx)
-		})
-		merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(jc)})
-		srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
-			Merges: merges, Jobs: jobs.Queue(jc), Log: log})
-		shared.stop = append(shared.stop, srv.Close)
 		v, err := specvalidate.New()
 		if err != nil {
 			shared.err = err
 			return
 		}
-		hs := httptest.NewServer(strictSpec(v, srv.Handler()))
-		shared.stop = append(shared.stop, hs.Close)
-		shared.url = hs.URL
+		// The jobs run, so branch deletions and large merges complete.
+		k, err := keepertest.Start(ctx, dbURL, appURL, keepertest.Options{AdminToken: adminToken,
+			Log:     slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+			Handler: func(h http.Handler) http.Handler { return strictSpec(v, h) }})
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.stop = append(shared.stop, k.Close)
+		shared.url = k.URL
 	})
 	return shared.url, shared.err
 }

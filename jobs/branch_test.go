@@ -329,21 +329,20 @@ func TestCopyOfAnOverlayReadsTheWholeChain(t *testing.T) {
 	rows, err := f.s.Pool.Query(ctx, `SELECT key, title FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted ORDER BY key`, f.domain, cp.ID)
 	require.NoError(t, err)
 	got := map[string]string{}
-	for rows.Next() {
-		var k, title string
-		require.NoError(t, rows.Scan(&k, &title))
+	var k, title string
+	_, err = pgx.ForEachRow(rows, []any{&k, &title}, func() error {
 		got[k] = title
-	}
-	require.NoError(t, rows.Err())
+		return nil
+	})
+	require.NoError(t, err)
 	want := map[string]string{}
 	erows, err := f.s.Pool.Query(ctx, `SELECT key, title FROM expected_records`)
 	require.NoError(t, err)
-	for erows.Next() {
-		var k, title string
-		require.NoError(t, erows.Scan(&k, &title))
+	_, err = pgx.ForEachRow(erows, []any{&k, &title}, func() error {
 		want[k] = title
-	}
-	require.NoError(t, erows.Err())
+		return nil
+	})
+	require.NoError(t, err)
 	want["R-000001"] = "Mine"
 	delete(want, "R-000002")
 	want["R-NEW"] = "New"

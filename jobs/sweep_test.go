@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
@@ -72,13 +73,7 @@ func keysOf(t *testing.T, f *fixture) []string {
 	t.Helper()
 	rows, err := f.s.Pool.Query(context.Background(), `SELECT key FROM idempotency_keys WHERE domain_id = $1 ORDER BY key`, f.domain)
 	require.NoError(t, err)
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var k string
-		require.NoError(t, rows.Scan(&k))
-		out = append(out, k)
-	}
-	require.NoError(t, rows.Err())
+	out, err := pgx.AppendRows([]string(nil), rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	return out
 }

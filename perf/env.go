@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -78,15 +80,14 @@ func ReadPostgres(ctx context.Context, s *store.Store) (Postgres, error) {
 	if err != nil {
 		return p, fmt.Errorf("read settings: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			return p, fmt.Errorf("read settings: %w", err)
-		}
+	var k, v string
+	if _, err := pgx.ForEachRow(rows, []any{&k, &v}, func() error {
 		p.Settings[k] = v
+		return nil
+	}); err != nil {
+		return p, fmt.Errorf("read settings: %w", err)
 	}
-	return p, rows.Err()
+	return p, nil
 }
 
 // Dataset describes the measured data.
@@ -113,18 +114,13 @@ func ReadDataset(ctx context.Context, s *store.Store, domainID int32) (Dataset, 
 	if err != nil {
 		return d, fmt.Errorf("count records: %w", err)
 	}
-	for rows.Next() {
-		var k string
-		var n int
-		if err := rows.Scan(&k, &n); err != nil {
-			rows.Close()
-			return d, fmt.Errorf("count records: %w", err)
-		}
+	var k string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&k, &n}, func() error {
 		d.ByKind[k] = n
 		d.Records += int64(n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return d, fmt.Errorf("count records: %w", err)
 	}
 	err = s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE origin = 'l') FROM mat_links

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/internal/pgtest"
@@ -39,15 +40,15 @@ func checkLoaded(t *testing.T, s *store.Store, domainID int32, cfg supply.Config
 	rows, err := s.Pool.Query(ctx, `SELECT key, kind, versions FROM mat_records WHERE domain_id = $1`, domainID)
 	require.NoError(t, err)
 	got := map[string]string{}
-	for rows.Next() {
-		var key, kind string
-		var versions int
-		require.NoError(t, rows.Scan(&key, &kind, &versions))
+	var key, kind string
+	var versions int
+	_, err = pgx.ForEachRow(rows, []any{&key, &kind, &versions}, func() error {
 		require.NotContains(t, got, key)
 		require.Equal(t, 1, versions, "record %s put more than once", key)
 		got[key] = kind
-	}
-	require.NoError(t, rows.Err())
+		return nil
+	})
+	require.NoError(t, err)
 	require.Equal(t, want, got)
 
 	var history, stored, refs int

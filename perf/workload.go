@@ -469,16 +469,11 @@ func (w *Workload) SearchWordMatches(ctx context.Context) (*WordMatches, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read word lexicon: %w", err)
 	}
-	for rows.Next() {
-		var wc WordCount
-		if err := rows.Scan(&wc.Word, &wc.Records); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read word lexicon: %w", err)
-		}
+	var wc WordCount
+	if _, err := pgx.ForEachRow(rows, []any{&wc.Word, &wc.Records}, func() error {
 		counts[wc.Word] = wc.Records
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read word lexicon: %w", err)
 	}
 	m := &WordMatches{Words: len(list), Calls: len(words)}

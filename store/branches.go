@@ -285,18 +285,19 @@ const branchInfoSQL = `SELECT r.id, r.name, r.mode, r.state, b.name, r.fork_revi
 	WHERE r.domain_id = lb_domain() AND r.state <> 'deleting'`
 
 func scanBranchInfos(rows pgx.Rows, capN int64, out *[]BranchInfo) error {
-	for rows.Next() {
+	var err error
+	*out, err = pgx.AppendRows(*out, rows, func(row pgx.CollectableRow) (BranchInfo, error) {
 		var b BranchInfo
 		var own OwnRows
-		if err := rows.Scan(&b.ID, &b.Name, &b.Mode, &b.State, &b.Base, &b.ForkRevision, &b.Head, &b.Progress, &b.CreatedAt,
+		if err := row.Scan(&b.ID, &b.Name, &b.Mode, &b.State, &b.Base, &b.ForkRevision, &b.Head, &b.Progress, &b.CreatedAt,
 			&own.Records, &own.Links); err != nil {
-			return fmt.Errorf("scan branch: %w", err)
+			return b, fmt.Errorf("scan branch: %w", err)
 		}
 		own.Capped = own.Records >= capN || own.Links >= capN
 		b.Own = &own
-		*out = append(*out, b)
-	}
-	return nil
+		return b, nil
+	})
+	return err
 }
 
 // ListBranches lists the Domain's branches (not those being deleted) by
@@ -339,13 +340,11 @@ func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*Br
 		WHERE kind IN ($2, $3) AND args @> $1::jsonb
 		ORDER BY id DESC LIMIT 1`, []any{fmt.Sprintf(`{"domain_id":%d,"branch_id":%d}`, domainID, b.ID), jobkind.Materialize, jobkind.BranchDelete},
 		func(rows pgx.Rows) error {
-			for rows.Next() {
-				if err := rows.Scan(&job.Kind, &job.State, &job.Attempt, &errs); err != nil {
-					return err
-				}
+			_, err := pgx.ForEachRow(rows, []any{&job.Kind, &job.State, &job.Attempt, &errs}, func() error {
 				b.Job = &job
-			}
-			return nil
+				return nil
+			})
+			return err
 		})
 	if err != nil {
 		return nil, fmt.Errorf("show branch job: %w", err)

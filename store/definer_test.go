@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,14 +82,9 @@ func TestDefinerFunctionsStayInTheDomain(t *testing.T) {
 	read := func(domain int32, sql string, args ...any) ([]string, error) {
 		var out []string
 		err := s.Read(ctx, domain, sql, args, func(rows pgx.Rows) error {
-			for rows.Next() {
-				var c []string
-				if err := rows.Scan(&c); err != nil {
-					return err
-				}
-				out = append(out, c...)
-			}
-			return nil
+			lists, err := pgx.CollectRows(rows, pgx.RowTo[[]string])
+			out = slices.Concat(lists...)
+			return err
 		})
 		return out, err
 	}

@@ -64,12 +64,12 @@ func TestFunctionFilesMatchDatabase(t *testing.T) {
   FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE 'lb\_%'`)
 	require.NoError(t, err)
 	defs := map[string][]string{}
-	for rows.Next() {
-		var name, def string
-		require.NoError(t, rows.Scan(&name, &def))
+	var name, def string
+	_, err = pgx.ForEachRow(rows, []any{&name, &def}, func() error {
 		defs[name] = append(defs[name], normalizeFunctionSQL(def))
-	}
-	require.NoError(t, rows.Err())
+		return nil
+	})
+	require.NoError(t, err)
 	require.NotEmpty(t, defs)
 
 	files, err := store.FunctionFiles()

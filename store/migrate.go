@@ -187,22 +187,9 @@ func applyFunctions(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL check_function_bodies = off`); err != nil {
 			return fmt.Errorf("load function files: %w", err)
 		}
-		applied := map[string][]byte{}
-		rows, err := tx.Query(ctx, `SELECT f.name, f.checksum FROM lorebase_functions f
+		applied, err := checksums(ctx, tx, `SELECT f.name, f.checksum FROM lorebase_functions f
  WHERE EXISTS (SELECT 1 FROM pg_proc p WHERE p.pronamespace = current_schema()::regnamespace AND p.proname = f.name)`)
 		if err != nil {
-			return fmt.Errorf("read applied function files: %w", err)
-		}
-		for rows.Next() {
-			var name string
-			var sum []byte
-			if err := rows.Scan(&name, &sum); err != nil {
-				rows.Close()
-				return fmt.Errorf("read applied function files: %w", err)
-			}
-			applied[name] = sum
-		}
-		if err := rows.Err(); err != nil {
 			return fmt.Errorf("read applied function files: %w", err)
 		}
 		for _, f := range files {
@@ -280,21 +267,8 @@ func (s *Store) functionsPending(ctx context.Context) (int, error) {
 	if !exists {
 		return len(files), nil
 	}
-	rows, err := s.Pool.Query(ctx, `SELECT name, checksum FROM lorebase_functions`)
+	applied, err := checksums(ctx, s.Pool, `SELECT name, checksum FROM lorebase_functions`)
 	if err != nil {
-		return 0, fmt.Errorf("read function state: %w", err)
-	}
-	applied := map[string][]byte{}
-	for rows.Next() {
-		var name string
-		var sum []byte
-		if err := rows.Scan(&name, &sum); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("read function state: %w", err)
-		}
-		applied[name] = sum
-	}
-	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("read function state: %w", err)
 	}
 	pending := 0
@@ -304,4 +278,23 @@ func (s *Store) functionsPending(ctx context.Context) (int, error) {
 		}
 	}
 	return pending, nil
+}
+
+// checksums reads the recorded checksum of each function file: sql selects
+// name and checksum from lorebase_functions.
+func checksums(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, sql string) (map[string][]byte, error) {
+	rows, err := q.Query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	var name string
+	var sum []byte
+	_, err = pgx.ForEachRow(rows, []any{&name, &sum}, func() error {
+		out[name] = sum
+		return nil
+	})
+	return out, err
 }

@@ -41,12 +41,8 @@ func TestReadIsScopedToOneDomain(t *testing.T) {
 	var role string
 	var names []string
 	err = s.Read(ctx, a.ID, `SELECT current_user || '', (SELECT array_agg(name) FROM domains)`, nil, func(rows pgx.Rows) error {
-		for rows.Next() {
-			if err := rows.Scan(&role, &names); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err := pgx.ForEachRow(rows, []any{&role, &names}, func() error { return nil })
+		return err
 	})
 	require.NoError(t, err)
 	require.Equal(t, "lorebase_app", role)
@@ -118,14 +114,9 @@ func TestEveryDomainTableIsIsolated(t *testing.T) {
 	}
 	var seen []int32
 	require.NoError(t, s.Read(ctx, a.ID, `SELECT (args ->> 'domain_id')::int FROM river_job`, nil, func(rows pgx.Rows) error {
-		for rows.Next() {
-			var d int32
-			if err := rows.Scan(&d); err != nil {
-				return err
-			}
-			seen = append(seen, d)
-		}
-		return nil
+		var err error
+		seen, err = pgx.CollectRows(rows, pgx.RowTo[int32])
+		return err
 	}))
 	require.Equal(t, []int32{a.ID}, seen, "lorebase_app sees only its Domain's jobs")
 

@@ -116,14 +116,15 @@ func (s *Store) Tokens(ctx context.Context, domainID int32, after string, limit 
 	var out []Token
 	err := s.Read(ctx, domainID, `SELECT `+tokenColumns+` FROM tokens t JOIN domains d ON d.id = t.domain_id
 		WHERE t.domain_id = lb_domain() AND t.id > $1 ORDER BY t.id LIMIT $2`, []any{after, limit}, func(rows pgx.Rows) error {
-		for rows.Next() {
-			t, err := scanToken(rows)
+		var err error
+		out, err = pgx.AppendRows(out, rows, func(row pgx.CollectableRow) (Token, error) {
+			t, err := scanToken(row)
 			if err != nil {
-				return err
+				return Token{}, err
 			}
-			out = append(out, *t)
-		}
-		return nil
+			return *t, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)

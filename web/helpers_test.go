@@ -2,10 +2,8 @@ package web_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -13,17 +11,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
-	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/keepertest"
 	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/jobs"
-	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -50,36 +43,11 @@ func newEnvWith(t *testing.T, start func(http.Handler) *httptest.Server) *env {
 
 func newEnvTB(t testing.TB, start func(http.Handler) *httptest.Server) *env {
 	t.Helper()
-	ctx := context.Background()
-	cfg := config.Default()
-	cfg.AdminToken = adminToken
-	cfg.Auth.TokenCache = 0
-	url := pgtest.NewDatabase(t)
-	cfg.Database.URL, cfg.Database.AppURL = url, pgtest.AppURL(t, url)
-	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, url, store.ConfigFrom(cfg))
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
 	// The jobs run (branch copies and deletions, large merges) so their
 	// progress shows as it would in a running Keeper.
-	pipeline := commit.New(s, commit.ConfigFrom(cfg))
-	workers := jobs.NewWorkers(s)
-	jobs.AddMergeWorker(workers, merge.New(s, pipeline))
-	client, err := jobs.NewClient(s.Pool, workers, nil, slog.New(slog.DiscardHandler))
-	require.NoError(t, err)
-	require.NoError(t, client.Start(ctx))
-	t.Cleanup(func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = client.Stop(stopCtx)
-	})
-	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
-		Merges: merges, Jobs: jobs.Queue(client)})
-	t.Cleanup(srv.Close)
-	hs := start(srv.Handler())
-	t.Cleanup(hs.Close)
-	return &env{t: t, URL: hs.URL, Store: s}
+	k := keepertest.New(t, keepertest.Options{AdminToken: adminToken,
+		Config: func(c *config.Config) { c.Auth.TokenCache = 0 }, Serve: start})
+	return &env{t: t, URL: k.URL, Store: k.Store}
 }
 
 // api calls the JSON API and requires the status; the answer is decoded

@@ -197,12 +197,8 @@ func changedIn(ctx context.Context, tx pgx.Tx, spans []span, into *changed) erro
 		if err != nil {
 			return fmt.Errorf("read changes of branch %d: %w", sp.Branch, err)
 		}
-		for rows.Next() {
-			var what, key, rel, to string
-			if err := rows.Scan(&what, &key, &rel, &to); err != nil {
-				rows.Close()
-				return fmt.Errorf("read changes of branch %d: %w", sp.Branch, err)
-			}
+		var what, key, rel, to string
+		if _, err := pgx.ForEachRow(rows, []any{&what, &key, &rel, &to}, func() error {
 			switch what {
 			case "r":
 				into.keys[key] = true
@@ -211,9 +207,8 @@ func changedIn(ctx context.Context, tx pgx.Tx, spans []span, into *changed) erro
 			case "s":
 				into.schema = true
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			return fmt.Errorf("read changes of branch %d: %w", sp.Branch, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
@@ -107,22 +108,17 @@ func mainState(t *testing.T, s *store.Store, domain int32) (map[string]string, [
 	rows, err := s.Pool.Query(ctx, `SELECT m.key, m.kind, m.values::text FROM mat_records m JOIN refs r ON r.domain_id = m.domain_id AND r.id = m.branch_id
 		WHERE m.domain_id = $1 AND r.name = 'main' AND NOT m.deleted`, domain)
 	require.NoError(t, err)
-	for rows.Next() {
-		var k, kind, v string
-		require.NoError(t, rows.Scan(&k, &kind, &v))
+	var k, kind, v string
+	_, err = pgx.ForEachRow(rows, []any{&k, &kind, &v}, func() error {
 		recs[k] = kind + " " + v
-	}
-	require.NoError(t, rows.Err())
-	var links []string
+		return nil
+	})
+	require.NoError(t, err)
 	rows, err = s.Pool.Query(ctx, `SELECT m.from_key || ' ' || m.relation || ' ' || m.to_key FROM mat_links m JOIN refs r ON r.domain_id = m.domain_id AND r.id = m.branch_id
 		WHERE m.domain_id = $1 AND r.name = 'main' AND NOT m.deleted ORDER BY 1`, domain)
 	require.NoError(t, err)
-	for rows.Next() {
-		var l string
-		require.NoError(t, rows.Scan(&l))
-		links = append(links, l)
-	}
-	require.NoError(t, rows.Err())
+	links, err := pgx.AppendRows([]string(nil), rows, pgx.RowTo[string])
+	require.NoError(t, err)
 	return recs, links
 }
 

@@ -154,11 +154,13 @@ func (e *Engine) Open(ctx context.Context, domainID int32, req *OpenRequest, aut
 const proposalColumns = `id, title, description, source_id, target_id, source, target, state, author, created_at, updated_at,
 	merged_revision, cache_key, cache, progress`
 
-func scanProposal(row pgx.Row) (*Proposal, error) {
+// scanProposal scans proposalColumns, then the columns after them into
+// extra.
+func scanProposal(row pgx.Row, extra ...any) (*Proposal, error) {
 	var p Proposal
 	var cache []byte
-	err := row.Scan(&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
-		&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress)
+	err := row.Scan(append([]any{&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
+		&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress}, extra...)...)
 	if err != nil {
 		return nil, store.Translate(err)
 	}
@@ -214,30 +216,16 @@ func (e *Engine) List(ctx context.Context, domainID int32, state, after string, 
 		if err != nil {
 			return fmt.Errorf("list proposals: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var p Proposal
-			var cache []byte
+		out, err = pgx.AppendRows(out, rows, func(row pgx.CollectableRow) (*Proposal, error) {
 			var key string
-			if err := rows.Scan(&p.ID, &p.Title, &p.Description, &p.sourceID, &p.targetID, &p.Source, &p.Target, &p.State, &p.Author,
-				&p.CreatedAt, &p.UpdatedAt, &p.MergedRevision, &p.cacheKey, &cache, &p.Progress, &key); err != nil {
-				return fmt.Errorf("list proposals: %w", err)
-			}
-			if len(cache) > 0 {
-				var ins Inspection
-				if err := json.Unmarshal(cache, &ins); err != nil {
-					return fmt.Errorf("decode proposal cache: %w", err)
-				}
-				p.cache = &ins
-				p.fromCache()
-			}
-			if string(p.Progress) == "{}" {
-				p.Progress = nil
+			p, err := scanProposal(row, &key)
+			if err != nil {
+				return nil, fmt.Errorf("list proposals: %w", err)
 			}
 			p.Stale = p.State == StateOpen && (p.cacheKey == nil || *p.cacheKey != key)
-			out = append(out, &p)
-		}
-		return rows.Err()
+			return p, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -252,18 +240,23 @@ func resolutions(ctx context.Context, tx pgx.Tx, id string) (map[string]Resoluti
 	if err != nil {
 		return nil, fmt.Errorf("read resolutions: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]Resolution{}
-	for rows.Next() {
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Resolution, error) {
 		var r Resolution
 		var v []byte
-		if err := rows.Scan(&r.Conflict, &r.Choice, &v, &r.Fingerprint); err != nil {
-			return nil, fmt.Errorf("read resolutions: %w", err)
+		if err := row.Scan(&r.Conflict, &r.Choice, &v, &r.Fingerprint); err != nil {
+			return r, fmt.Errorf("read resolutions: %w", err)
 		}
 		r.Value = v
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Resolution, len(list))
+	for _, r := range list {
 		out[r.Conflict] = r
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // load reads a Proposal (404 when missing).

@@ -64,20 +64,17 @@ func readRecords(ctx context.Context, tx pgx.Tx, st stateRef, keys []string) (ma
 	if err != nil {
 		return nil, fmt.Errorf("read records of branch %d: %w", st.Branch, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key string
-		var vals []byte
-		r := &rec{}
-		if err := rows.Scan(&key, &r.Kind, &vals, &r.Branch, &r.Seq); err != nil {
-			return nil, fmt.Errorf("read records of branch %d: %w", st.Branch, err)
+	var key string
+	var vals []byte
+	var r rec
+	if _, err := pgx.ForEachRow(rows, []any{&key, &r.Kind, &vals, &r.Branch, &r.Seq}, func() error {
+		values, err := decodeObject(vals)
+		if err != nil {
+			return fmt.Errorf("decode values of %q: %w", key, err)
 		}
-		if r.Values, err = decodeObject(vals); err != nil {
-			return nil, fmt.Errorf("decode values of %q: %w", key, err)
-		}
-		out[key] = r
-	}
-	if err := rows.Err(); err != nil {
+		out[key] = &rec{Kind: r.Kind, Values: values, Branch: r.Branch, Seq: r.Seq}
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read records of branch %d: %w", st.Branch, err)
 	}
 	return out, nil
@@ -98,15 +95,11 @@ func readLinks(ctx context.Context, tx pgx.Tx, st stateRef, links []linkKey) (ma
 	if err != nil {
 		return nil, fmt.Errorf("read links of branch %d: %w", st.Branch, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var l linkKey
-		if err := rows.Scan(&l.From, &l.Relation, &l.To); err != nil {
-			return nil, fmt.Errorf("read links of branch %d: %w", st.Branch, err)
-		}
+	var l linkKey
+	if _, err := pgx.ForEachRow(rows, []any{&l.From, &l.Relation, &l.To}, func() error {
 		out[l] = true
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read links of branch %d: %w", st.Branch, err)
 	}
 	return out, nil
@@ -139,16 +132,13 @@ func readOrigins(ctx context.Context, tx pgx.Tx, recs map[string]*rec) (map[stri
 	if err != nil {
 		return nil, fmt.Errorf("read origins: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k string
-		var o origin
-		if err := rows.Scan(&k, &o.Revision, &o.Author, &o.Provenance); err != nil {
-			return nil, fmt.Errorf("read origins: %w", err)
-		}
+	var k string
+	var o origin
+	if _, err := pgx.ForEachRow(rows, []any{&k, &o.Revision, &o.Author, &o.Provenance}, func() error {
 		out[k] = o
-	}
-	if err := rows.Err(); err != nil {
+		o.Provenance = nil // the next row scans into a buffer of its own
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read origins: %w", err)
 	}
 	return out, nil

@@ -1,24 +1,17 @@
 package keeper_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
-	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
-	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/reads"
-	"github.com/lorebase/lorebase/store"
+	"github.com/lorebase/lorebase/internal/keepertest"
 )
 
 // benchKeeper starts Keeper without the OpenAPI check (which would time
@@ -26,23 +19,8 @@ import (
 // Part linked to a Supplier.
 func benchKeeper(b *testing.B, opts ...func(*config.Config)) (base, token string) {
 	b.Helper()
-	ctx := context.Background()
-	cfg := config.Default()
-	cfg.AdminToken = testAdminToken
-	for _, o := range opts {
-		o(&cfg)
-	}
-	url := pgtest.NewDatabase(b)
-	cfg.Database.URL, cfg.Database.AppURL = url, pgtest.AppURL(b, url)
-	s, err := store.Open(ctx, url, store.ConfigFrom(cfg))
-	require.NoError(b, err)
-	b.Cleanup(s.Close)
-	log := slog.New(slog.DiscardHandler)
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)), Reader: reads.New(s, reads.ConfigFrom(cfg)), Log: log})
-	b.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	b.Cleanup(hs.Close)
-	e := &env{t: b, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
+	e := envOf(b, keepertest.New(b, keepertest.Options{AdminToken: testAdminToken, Config: all(opts),
+		Log: slog.New(slog.DiscardHandler), NoJobs: true}))
 	admin := e.withSupply("bench")
 	var changes []map[string]any
 	for i := range 1000 {
@@ -53,7 +31,7 @@ func benchKeeper(b *testing.B, opts ...func(*config.Config)) (base, token string
 			map[string]any{"op": "link", "relation": "supplied_by", "from": fmt.Sprintf("P-%04d", i), "to": fmt.Sprintf("S-%04d", (i*13)%1000)})
 	}
 	e.commit("bench", "main", admin, commitBody("load", changes...))
-	return hs.URL, admin
+	return e.URL, admin
 }
 
 var words = []string{"bolt", "nut", "washer", "gear", "spring", "valve", "bearing", "flange", "gasket", "rivet"}

@@ -75,13 +75,11 @@ func (s *Server) readVersion(r *http.Request) (version string, ok bool, err erro
 	err = s.store.Read(r.Context(), domainFrom(r.Context()).ID, `SELECT id, head_seq FROM refs
 		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'`, []any{branch},
 		func(rows pgx.Rows) error {
-			for rows.Next() {
-				if err := rows.Scan(&id, &seq); err != nil {
-					return err
-				}
+			_, err := pgx.ForEachRow(rows, []any{&id, &seq}, func() error {
 				found = true
-			}
-			return nil
+				return nil
+			})
+			return err
 		})
 	if err != nil {
 		return "", false, fmt.Errorf("read branch head: %w", err)

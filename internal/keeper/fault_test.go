@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,12 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/config"
-	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/keepertest"
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -48,20 +45,12 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 			t.Logf("server log:\n%s", logBuf.String())
 		}
 	})
-	cfg := config.Default()
-	cfg.AdminToken = testAdminToken
-	cfg.Database.URL, cfg.Database.AppURL = url, appURL
-	cfg.HTTP.RequestTimeout = 2 * time.Second
-	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, url, store.ConfigFrom(cfg))
+	k, err := keepertest.Start(ctx, url, appURL, keepertest.Options{AdminToken: testAdminToken,
+		Config: func(c *config.Config) { c.HTTP.RequestTimeout = 2 * time.Second },
+		Log:    slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn})), NoJobs: true})
 	require.NoError(t, err)
-	t.Cleanup(s.Close)
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)), Reader: reads.New(s, reads.ConfigFrom(cfg)),
-		Log: slog.New(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	e := &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg}
+	t.Cleanup(k.Close)
+	e := envOf(t, k)
 	admin := e.withSupply("alpha")
 	e.commit("alpha", "main", admin, commitBody("seed", put("Supplier", "S-1", map[string]any{"name": "Acme"})))
 	path := branchPath("alpha", "main") + "/records/S-1"
@@ -117,7 +106,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	require.Positive(t, during, "503 while the database was down: %v", statuses)
 	require.Zero(t, statuses[http.StatusInternalServerError], "never a 500: %v", statuses)
 	require.Zero(t, statuses[0], "never a dropped connection: %v", statuses)
-	require.Less(t, slowest, cfg.HTTP.RequestTimeout+2*time.Second, "no request hung past its deadline")
+	require.Less(t, slowest, e.Config.HTTP.RequestTimeout+2*time.Second, "no request hung past its deadline")
 	e.must(http.StatusOK, "GET", path, admin, nil)
 	e.commit("alpha", "main", admin, commitBody("after", put("Supplier", "S-2", map[string]any{"name": "Bolt"})))
 }

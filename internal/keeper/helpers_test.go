@@ -5,26 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/keepertest"
 	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/jobs"
-	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -49,35 +40,27 @@ type env struct {
 }
 
 // testServer starts Keeper over a fresh migrated database, with the
-// configuration changed by opts, and stops it when the test ends.
+// configuration changed by opts, its responses checked against the OpenAPI
+// document, and stops it when the test ends.
 func testServer(t testing.TB, opts ...func(*config.Config)) *env {
 	t.Helper()
-	ctx := context.Background()
-	cfg := config.Default()
-	cfg.AdminToken = testAdminToken
-	for _, o := range opts {
-		o(&cfg)
+	k := keepertest.New(t, keepertest.Options{AdminToken: testAdminToken, Config: all(opts),
+		Handler: func(h http.Handler) http.Handler { return specChecked(t, h) }})
+	return envOf(t, k)
+}
+
+// all applies opts in order.
+func all(opts []func(*config.Config)) func(*config.Config) {
+	return func(c *config.Config) {
+		for _, o := range opts {
+			o(c)
+		}
 	}
-	require.NoError(t, cfg.Validate())
-	url := pgtest.NewDatabase(t)
-	cfg.Database.URL = url
-	if cfg.Database.AppURL == "" {
-		cfg.Database.AppURL = pgtest.AppURL(t, url)
-	}
-	require.NoError(t, cfg.Validate())
-	s, err := store.Open(ctx, url, store.ConfigFrom(cfg))
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
-	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	client := startJobs(t, s, logger)
-	pipeline := commit.New(s, commit.ConfigFrom(cfg))
-	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
-		Merges: merges, Jobs: jobs.Queue(client), Log: logger})
-	t.Cleanup(srv.Close)
-	hs := httptest.NewServer(specChecked(t, srv.Handler()))
-	t.Cleanup(hs.Close)
-	return &env{t: t, URL: hs.URL, Admin: testAdminToken, Store: s, Config: cfg, Server: srv}
+}
+
+// envOf is the test environment of a Keeper.
+func envOf(t testing.TB, k *keepertest.Keeper) *env {
+	return &env{t: t, URL: k.URL, Admin: k.Admin, Store: k.Store, Config: k.Config, Server: k.Server}
 }
 
 // specChecked validates every response the handler writes against the
@@ -87,39 +70,6 @@ func specChecked(t testing.TB, h http.Handler) http.Handler {
 	v, err := specvalidate.New()
 	require.NoError(t, err)
 	return v.Wrap(h, func(err error) { t.Errorf("OpenAPI: %v", err) })
-}
-
-// startJobs runs a River client with Lorebase's workers over the store
-// (branch copies and deletions complete in tests) until the test ends.
-func startJobs(t testing.TB, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
-	t.Helper()
-	workers := jobs.NewWorkers(s)
-	jobs.AddMergeWorker(workers, merge.New(s, commit.New(s, commit.Config{})))
-	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
-		Workers:           workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
-		FetchCooldown:     10 * time.Millisecond,
-		FetchPollInterval: 50 * time.Millisecond,
-		Logger:            logger,
-	})
-	require.NoError(t, err)
-	require.NoError(t, client.Start(context.Background()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := client.Stop(ctx); err != nil {
-			t.Logf("stop jobs: %v", err)
-		}
-	})
-	return client
-}
-
-// testLog writes the server's warnings and errors to the test's log.
-type testLog struct{ t testing.TB }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 // response is an HTTP answer, read whole.

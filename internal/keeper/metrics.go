@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -138,13 +139,11 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind, state string
-		var n int64
-		if rows.Scan(&kind, &state, &n) != nil {
-			return
-		}
+	var kind, state string
+	var n int64
+	// A scrape that fails part way reports the rows read before the failure.
+	_, _ = pgx.ForEachRow(rows, []any{&kind, &state, &n}, func() error {
 		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), kind, state)
-	}
+		return nil
+	})
 }

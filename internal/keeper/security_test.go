@@ -3,7 +3,6 @@ package keeper_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -11,13 +10,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/jobkind"
-	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/internal/keepertest"
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -26,17 +23,12 @@ import (
 func (e *env) another(opts ...func(*config.Config)) *env {
 	e.t.Helper()
 	cfg := e.Config
-	for _, o := range opts {
-		o(&cfg)
-	}
-	s, err := store.Open(context.Background(), cfg.Database.URL, store.ConfigFrom(cfg))
+	all(opts)(&cfg)
+	k, err := keepertest.Start(context.Background(), cfg.Database.URL, cfg.Database.AppURL,
+		keepertest.Options{Config: func(c *config.Config) { *c = cfg }, NoJobs: true})
 	require.NoError(e.t, err)
-	e.t.Cleanup(s.Close)
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: commit.New(s, commit.ConfigFrom(cfg)), Reader: reads.New(s, reads.ConfigFrom(cfg))})
-	e.t.Cleanup(srv.Close)
-	hs := httptest.NewServer(srv.Handler())
-	e.t.Cleanup(hs.Close)
-	return &env{t: e.t, URL: hs.URL, Admin: e.Admin, Store: s, Config: cfg}
+	e.t.Cleanup(k.Close)
+	return envOf(e.t, k)
 }
 
 func TestTokenLifecycle(t *testing.T) {

@@ -355,17 +355,18 @@ func (s *Server) getTrace(w http.ResponseWriter, r *http.Request) error {
 			WHERE domain_id = lb_domain() AND trace_id = $1) s
 		WHERE seq > $2 ORDER BY seq LIMIT $3`, []any{id, after, limit + 1},
 		func(rows pgx.Rows) error {
-			for rows.Next() {
+			var err error
+			page.Steps, err = pgx.AppendRows(page.Steps, rows, func(row pgx.CollectableRow) (TraceStep, error) {
 				var st TraceStep
 				var us int64
-				if err := rows.Scan(&st.Seq, &st.At, &st.Method, &st.Route, &st.Path, &st.Branch, &st.Status, &us,
+				if err := row.Scan(&st.Seq, &st.At, &st.Method, &st.Route, &st.Path, &st.Branch, &st.Status, &us,
 					&st.Revision, &st.Token); err != nil {
-					return fmt.Errorf("scan trace step: %w", err)
+					return st, fmt.Errorf("scan trace step: %w", err)
 				}
 				st.DurationMS = float64(us) / 1000
-				page.Steps = append(page.Steps, st)
-			}
-			return nil
+				return st, nil
+			})
+			return err
 		})
 	if err != nil {
 		return fmt.Errorf("read trace: %w", err)

@@ -234,12 +234,12 @@ func TestApplySettings(t *testing.T) {
 		WHERE name IN ('checkpoint_completion_target', 'shared_buffers') AND sourcefile LIKE '%postgresql.auto.conf'
 		ORDER BY seqno`)
 	require.NoError(t, err)
-	for rows.Next() {
-		var n, v string
-		require.NoError(t, rows.Scan(&n, &v))
+	var n, v string
+	_, err = pgx.ForEachRow(rows, []any{&n, &v}, func() error {
 		before[n] = v
-	}
-	require.NoError(t, rows.Err())
+		return nil
+	})
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx := context.Background()
 		c, err := pgx.Connect(ctx, pgtest.AdminURL(t))

@@ -246,18 +246,18 @@ func loadSettings(ctx context.Context, conn *pgx.Conn, names []string) (map[stri
 	if err != nil {
 		return nil, fmt.Errorf("read pg_settings: %w", err)
 	}
-	out := map[string]*pgSetting{}
-	for rows.Next() {
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*pgSetting, error) {
 		s := &pgSetting{}
-		if err := rows.Scan(&s.name, &s.setting, &s.unit, &s.vartype, &s.context, &s.source,
-			&s.minVal, &s.maxVal, &s.enumVals, &s.pendingRestart); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read pg_settings: %w", err)
-		}
-		out[s.name] = s
-	}
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&s.name, &s.setting, &s.unit, &s.vartype, &s.context, &s.source,
+			&s.minVal, &s.maxVal, &s.enumVals, &s.pendingRestart)
+		return s, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read pg_settings: %w", err)
+	}
+	out := make(map[string]*pgSetting, len(list))
+	for _, s := range list {
+		out[s.name] = s
 	}
 	return out, nil
 }
@@ -273,15 +273,11 @@ func loadFileSettings(ctx context.Context, conn *pgx.Conn, names []string) (map[
 		return nil, false, fileSettingsErr(err)
 	}
 	out := map[string]string{}
-	for rows.Next() {
-		var n, v string
-		if err := rows.Scan(&n, &v); err != nil {
-			rows.Close()
-			return nil, false, fmt.Errorf("read pg_file_settings: %w", err)
-		}
+	var n, v string
+	if _, err := pgx.ForEachRow(rows, []any{&n, &v}, func() error {
 		out[n] = v
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, false, fileSettingsErr(err)
 	}
 	return out, true, nil
@@ -403,23 +399,20 @@ func partitionOptions(ctx context.Context, conn *pgx.Conn, table string) ([]part
 	if err != nil {
 		return nil, fmt.Errorf("list partitions of %s: %w", table, err)
 	}
-	var out []partition
-	for rows.Next() {
-		var p partition
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (partition, error) {
+		p := partition{options: map[string]string{}}
 		var opts []string
-		if err := rows.Scan(&p.name, &opts); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("list partitions of %s: %w", table, err)
+		if err := row.Scan(&p.name, &opts); err != nil {
+			return p, err
 		}
-		p.options = map[string]string{}
 		for _, o := range opts {
 			if k, v, ok := strings.Cut(o, "="); ok {
 				p.options[k] = v
 			}
 		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
+		return p, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list partitions of %s: %w", table, err)
 	}
 	if len(out) == 0 {

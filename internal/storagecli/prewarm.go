@@ -209,16 +209,12 @@ func indexesOf(ctx context.Context, conn *pgx.Conn, rel uint32, domainID int32) 
 	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}
-	var all []indexInfo
-	for rows.Next() {
+	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (indexInfo, error) {
 		var ix indexInfo
-		if err := rows.Scan(&ix.oid, &ix.name, &ix.primary, &ix.parent, &ix.predicate, &ix.size); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("list indexes: %w", err)
-		}
-		all = append(all, ix)
-	}
-	if err := rows.Err(); err != nil {
+		err := row.Scan(&ix.oid, &ix.name, &ix.primary, &ix.parent, &ix.predicate, &ix.size)
+		return ix, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}
 	own := strconv.Itoa(int(domainID))

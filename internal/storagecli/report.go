@@ -122,14 +122,12 @@ func BuildReport(ctx context.Context, conn *pgx.Conn) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read table sizes: %w", err)
 	}
-	var tables []TableReport
-	for rows.Next() {
+	tables, err := pgx.AppendRows([]TableReport(nil), rows, func(row pgx.CollectableRow) (TableReport, error) {
 		var t TableReport
 		var opts []string
-		if err := rows.Scan(&t.Name, &t.Partitioned, &t.Parent, &t.Heap, &t.Indexes, &t.Total, &t.Rows, &t.relpages, &opts,
+		if err := row.Scan(&t.Name, &t.Partitioned, &t.Parent, &t.Heap, &t.Indexes, &t.Total, &t.Rows, &t.relpages, &opts,
 			&t.LiveTuples, &t.DeadTuples, &t.heapHit, &t.heapRead, &t.idxHit, &t.idxRead); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read table sizes: %w", err)
+			return t, err
 		}
 		t.fillfactor = 100
 		if t.Partitioned {
@@ -144,9 +142,9 @@ func BuildReport(ctx context.Context, conn *pgx.Conn) (*Report, error) {
 				}
 			}
 		}
-		tables = append(tables, t)
-	}
-	if err := rows.Err(); err != nil {
+		return t, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read table sizes: %w", err)
 	}
 	widths, err := rowWidths(ctx, conn)
@@ -241,16 +239,12 @@ func rowWidths(ctx context.Context, conn *pgx.Conn) (map[string]float64, error) 
 		return nil, fmt.Errorf("read pg_stats: %w", err)
 	}
 	out := map[string]float64{}
-	for rows.Next() {
-		var n string
-		var w float64
-		if err := rows.Scan(&n, &w); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read pg_stats: %w", err)
-		}
+	var n string
+	var w float64
+	if _, err := pgx.ForEachRow(rows, []any{&n, &w}, func() error {
 		out[n] = w
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read pg_stats: %w", err)
 	}
 	return out, nil
@@ -292,18 +286,16 @@ func indexReports(ctx context.Context, conn *pgx.Conn) ([]IndexReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read index sizes: %w", err)
 	}
-	var out []IndexReport
-	for rows.Next() {
+	out, err := pgx.AppendRows([]IndexReport(nil), rows, func(row pgx.CollectableRow) (IndexReport, error) {
 		var ix IndexReport
 		var hit, read int64
-		if err := rows.Scan(&ix.Name, &ix.Table, &ix.Size, &ix.Scans, &hit, &read); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read index sizes: %w", err)
+		if err := row.Scan(&ix.Name, &ix.Table, &ix.Size, &ix.Scans, &hit, &read); err != nil {
+			return ix, err
 		}
 		ix.HitRatio = ratio(hit, read)
-		out = append(out, ix)
-	}
-	if err := rows.Err(); err != nil {
+		return ix, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("read index sizes: %w", err)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -354,17 +346,13 @@ func partitionReports(ctx context.Context, conn *pgx.Conn, tables []TableReport)
 		if err != nil {
 			return nil, fmt.Errorf("place domains in partitions: %w", err)
 		}
-		for rows.Next() {
-			var name, part string
-			if err := rows.Scan(&name, &part); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("place domains in partitions: %w", err)
-			}
+		var name, part string
+		if _, err := pgx.ForEachRow(rows, []any{&name, &part}, func() error {
 			if p, ok := byPart[part]; ok {
 				p.Domains = append(p.Domains, name)
 			}
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			return nil, fmt.Errorf("place domains in partitions: %w", err)
 		}
 	}

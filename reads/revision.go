@@ -19,7 +19,7 @@ func (r *Reader) Revision(ctx context.Context, domainID int32, id string) (*Revi
 		return nil, store.Invalid("id", "required", "id is required")
 	}
 	var rev *Revision
-	err := r.store.Read(ctx, domainID, `SELECT v.id, v.seq, v.parents, v.author, v.message, v.at,
+	err := r.store.Read(ctx, domainID, `SELECT v.id, v.number, v.parents, v.author, v.message, v.at,
 			coalesce(b.name, ''), encode(v.hash, 'hex'), v.provenance, v.changes
 		FROM revisions v
 		LEFT JOIN refs b ON b.domain_id = v.domain_id AND b.id = v.branch_id

@@ -222,6 +222,19 @@ func TestEveryRead(t *testing.T) {
 			full, err := d.Revision(ctx, rv.ID)
 			require.NoError(t, err)
 			require.Equal(t, rv.ID, full.ID)
+			walked := 0
+			for _, err := range d.RevisionChanges(ctx, rv.ID) {
+				require.NoError(t, err)
+				walked++
+			}
+			require.Positive(t, full.ChangesTotal)
+			require.Equal(t, full.ChangesTotal, walked, "RevisionChanges walks every change")
+			one, err := d.RevisionPage(ctx, rv.ID, client.Page{Limit: 1})
+			require.NoError(t, err)
+			require.Equal(t, full.ChangesTotal, one.ChangesTotal)
+			if full.ChangesTotal > 1 {
+				require.Equal(t, "1", one.Next)
+			}
 		}
 		n++
 	}

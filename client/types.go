@@ -250,7 +250,11 @@ type Revision struct {
 	Branch     string          `json:"branch"`
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
-	Changes    json.RawMessage `json:"changes"`
+	// Changes is one page of the changes, in commit order; ChangesTotal
+	// counts them all; Next is the After of the next page ("" at the end).
+	Changes      json.RawMessage `json:"changes"`
+	ChangesTotal int             `json:"changes_total"`
+	Next         string          `json:"next,omitempty"`
 }
 
 // TraceStep is one request of an agent trace.

@@ -131,11 +131,16 @@ type RevisionPage struct {
 	Next      string            `json:"next,omitempty"`
 }
 
-// Revision is one Revision with its changes.
+// Revision is one Revision with a page of its changes.
 type Revision struct {
 	RevisionSummary
 	Branch     string          `json:"branch"`
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
-	Changes    json.RawMessage `json:"changes"`
+	// Changes is one page of the changes, in commit order; ChangesTotal
+	// counts them all and Next, when more follow, is the after of the
+	// next page.
+	Changes      json.RawMessage `json:"changes"`
+	ChangesTotal int             `json:"changes_total"`
+	Next         string          `json:"next,omitempty"`
 }

@@ -88,7 +88,7 @@ func TestGetPageRevisions(t *testing.T) {
 	_, err = f.r.Revisions(f.ctx, f.domain, "main", 2, "01NOSUCHREVISION0000000000")
 	require.ErrorIs(t, err, store.ErrNotFound)
 
-	rev, err := f.r.Revision(f.ctx, f.domain, r1.ID)
+	rev, err := f.r.Revision(f.ctx, f.domain, r1.ID, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, "main", rev.Branch)
 	require.Equal(t, "alice", rev.Author)
@@ -97,14 +97,14 @@ func TestGetPageRevisions(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rev.Changes, &changes))
 	require.Len(t, changes, 3)
 	require.JSONEq(t, `{"source":"a"}`, string(rev.Provenance))
-	_, err = f.r.Revision(f.ctx, f.domain, "01NOSUCHREVISION0000000000")
+	_, err = f.r.Revision(f.ctx, f.domain, "01NOSUCHREVISION0000000000", 0, "")
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	// Another Domain sees none of it.
 	g := newFixture(t, s, "other")
 	_, err = g.r.Get(g.ctx, g.domain, "main", "S-1", "")
 	require.ErrorIs(t, err, store.ErrNotFound)
-	_, err = g.r.Revision(g.ctx, g.domain, r1.ID)
+	_, err = g.r.Revision(g.ctx, g.domain, r1.ID, 0, "")
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = g.r.Get(g.ctx, g.domain, "main", "S-1", r1.ID)
 	require.ErrorIs(t, err, store.ErrNotFound)

@@ -185,7 +185,11 @@ type revision struct {
 	Branch     string          `json:"branch"`
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance"`
-	Changes    json.RawMessage `json:"changes"`
+	// Changes is one page of the changes; ChangesTotal counts them all and
+	// Next is the after of the following page.
+	Changes      json.RawMessage `json:"changes"`
+	ChangesTotal int             `json:"changes_total"`
+	Next         string          `json:"next"`
 }
 
 // change is one change of a commit (DESIGN.md section 5).

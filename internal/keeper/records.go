@@ -122,7 +122,8 @@ func (s *Server) listRevisions(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getRevision: GET /v1/domains/{domain}/revisions/{id}.
+// getRevision: GET /v1/domains/{domain}/revisions/{id}?limit=&after=, the
+// Revision with a keyset page of its changes.
 func (s *Server) getRevision(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathParam(r, "id")
 	if err != nil {
@@ -131,10 +132,18 @@ func (s *Server) getRevision(w http.ResponseWriter, r *http.Request) error {
 	if err := checkText("id", id, maxParamBytes); err != nil {
 		return err
 	}
-	if err := checkQuery(r); err != nil {
+	if err := checkQuery(r, "limit", "after"); err != nil {
 		return err
 	}
-	rev, err := s.reads.Revision(r.Context(), domainFrom(r.Context()).ID, id)
+	limit, err := queryLimit(r, s.cfg.Read.Page.DefaultLimit, s.cfg.Read.Page.MaxLimit)
+	if err != nil {
+		return err
+	}
+	after, err := queryString(r, "after")
+	if err != nil {
+		return err
+	}
+	rev, err := s.reads.Revision(r.Context(), domainFrom(r.Context()).ID, id, limit, after)
 	if err != nil {
 		return err
 	}

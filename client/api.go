@@ -382,6 +382,9 @@ type RecordQuery struct {
 	Attribute string
 	Value     string
 	At        string
+	// Count asks RecordsPage for the number of Records of the listing
+	// (RecordPage.Count); not with Attribute.
+	Count bool
 }
 
 // ReadOptions are the options of a single read.
@@ -409,6 +412,9 @@ func (b *Branch) RecordsPage(ctx context.Context, q RecordQuery, p Page) (*Recor
 	rq := get(b.path+"/records", "kind", q.Kind, "limit", itoa(p.Limit), "after", p.After, "attribute", q.Attribute, "at", q.At)
 	if q.Attribute != "" {
 		rq.query.Set("value", q.Value)
+	}
+	if q.Count {
+		rq.query.Set("count", "true")
 	}
 	var out RecordPage
 	_, err := b.d.c.do(ctx, rq, &out)

@@ -188,6 +188,16 @@ func TestEveryRead(t *testing.T) {
 	page, err := main.RecordsPage(ctx, client.RecordQuery{Kind: "Supplier", Attribute: "country", Value: "DE"}, client.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Records, 1)
+	require.Nil(t, page.Count, "no count unless asked")
+	counted, err := main.RecordsPage(ctx, client.RecordQuery{Kind: "Supplier", Count: true}, client.Page{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, counted.Records, 1)
+	suppliers := 0
+	for _, err := range main.Records(ctx, client.RecordQuery{Kind: "Supplier"}) {
+		require.NoError(t, err)
+		suppliers++
+	}
+	require.Equal(t, &client.RecordCount{Records: suppliers, Exact: true}, counted.Count)
 	links, err := main.Links(ctx, "P-1", client.LinksQuery{Direction: "out"})
 	require.NoError(t, err)
 	require.NotEmpty(t, links)

@@ -135,8 +135,16 @@ type Record struct {
 
 // RecordPage is a keyset page of Records.
 type RecordPage struct {
-	Records []Record `json:"records"`
-	Next    string   `json:"next,omitempty"`
+	Records []Record     `json:"records"`
+	Next    string       `json:"next,omitempty"`
+	Count   *RecordCount `json:"count,omitempty"`
+}
+
+// RecordCount is the number of Records a listing walks (RecordQuery.Count):
+// exact up to 10,000; beyond, 10,000 with Exact false.
+type RecordCount struct {
+	Records int  `json:"records"`
+	Exact   bool `json:"exact"`
 }
 
 // Link is a Link of a Record; Origin is "link" or "ref" (a foreign key).

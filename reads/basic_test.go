@@ -58,6 +58,29 @@ func TestGetPageRevisions(t *testing.T) {
 	p, err = f.r.Page(f.ctx, f.domain, "main", reads.PageQuery{})
 	require.NoError(t, err)
 	require.Equal(t, "P-1,S-1,S-3", joinKeys(p.Records))
+	require.Nil(t, p.Count, "no count unless asked")
+
+	// Counts: of the listing (a Kind, all, as of a Revision), whatever the
+	// page; beyond the cap, the cap and not exact.
+	capped := reads.New(f.s, reads.Config{CountCap: 2})
+	for _, c := range []struct {
+		r    *reads.Reader
+		q    reads.PageQuery
+		want reads.RecordCount
+	}{
+		{f.r, reads.PageQuery{Kind: "Supplier", Limit: 1, Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Supplier", Limit: 1, After: "S-1", Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+		{f.r, reads.PageQuery{Count: true}, reads.RecordCount{Records: 3, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Supplier", At: r1.ID, Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Part", At: r3.ID, Count: true}, reads.RecordCount{Records: 1, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Nothing", Count: true}, reads.RecordCount{Records: 0, Exact: true}},
+		{capped, reads.PageQuery{Count: true}, reads.RecordCount{Records: 2, Exact: false}},
+		{capped, reads.PageQuery{Kind: "Supplier", Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+	} {
+		p, err := c.r.Page(f.ctx, f.domain, "main", c.q)
+		require.NoError(t, err)
+		require.Equal(t, &c.want, p.Count, "%+v", c.q)
+	}
 	p, err = f.r.Page(f.ctx, f.domain, "main", reads.PageQuery{Kind: "Supplier", At: r1.ID})
 	require.NoError(t, err)
 	require.Equal(t, "S-1,S-2", joinKeys(p.Records))

@@ -106,6 +106,12 @@ type record struct {
 type recordPage struct {
 	Records []record `json:"records"`
 	Next    string   `json:"next"`
+	// Count is the number of Records of the listing (asked with
+	// count=true): exact, or at least Records when Exact is false.
+	Count *struct {
+		Records int  `json:"records"`
+		Exact   bool `json:"exact"`
+	} `json:"count"`
 }
 
 type link struct {

@@ -264,7 +264,7 @@ func (h *Handler) recordsPage(w http.ResponseWriter, r *http.Request) {
 	if d.Kind != "" {
 		v.Title = d.Kind
 	}
-	aq := atQuery(v, url.Values{"limit": {strconv.Itoa(pageSize)}})
+	aq := atQuery(v, url.Values{"limit": {strconv.Itoa(pageSize)}, "count": {"true"}})
 	if d.Kind != "" {
 		aq.Set("kind", d.Kind)
 	}

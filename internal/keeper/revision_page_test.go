@@ -91,3 +91,40 @@ func TestRevisionChangesPaged(t *testing.T) {
 	e.must(http.StatusNotFound, "GET", path+"?limit=3", other, nil)
 	e.must(http.StatusNotFound, "GET", "/v1/domains/other/revisions/"+rev+"?limit=3", other, nil)
 }
+
+// TestRecordsCount: ?count=true adds the number of Records of the listing
+// (per Kind, at the head or as of a Revision); bad values are 400 naming
+// count.
+func TestRecordsCount(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	admin := e.withSupply("counted")
+	first := e.commit("counted", "main", admin, commitBody("two",
+		put("Supplier", "S-1", map[string]any{"name": "Acme", "country": "DE", "vat": "V1"}),
+		put("Supplier", "S-2", map[string]any{"name": "Bolt", "country": "DE", "vat": "V2"})))
+	e.commit("counted", "main", admin, commitBody("third",
+		put("Supplier", "S-3", map[string]any{"name": "Cog", "country": "DE", "vat": "V3"}),
+		put("Part", "P-1", map[string]any{"name": "Hex bolt", "maker": "S-1"})))
+	records := branchPath("counted", "main") + "/records"
+	for _, c := range []struct {
+		query string
+		want  any
+	}{
+		{"?kind=Supplier&limit=1&count=true", map[string]any{"records": 3.0, "exact": true}},
+		{"?kind=Supplier&count=true&at=" + first, map[string]any{"records": 2.0, "exact": true}},
+		{"?kind=Part&count=true", map[string]any{"records": 1.0, "exact": true}},
+		{"?count=true", map[string]any{"records": 4.0, "exact": true}},
+		{"?kind=Supplier&count=false", nil},
+	} {
+		got := e.must(http.StatusOK, "GET", records+c.query, admin, nil).JSON(t)
+		if c.want == nil {
+			require.NotContains(t, got, "count", c.query)
+			continue
+		}
+		require.Equal(t, c.want, got["count"], c.query)
+	}
+	for _, q := range []string{"?count=yes", "?count=1", "?kind=Supplier&attribute=country&value=DE&count=true"} {
+		r := e.must(http.StatusBadRequest, "GET", records+q, admin, nil)
+		require.Contains(t, r.JSON(t)["detail"], "count", q)
+	}
+}

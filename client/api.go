@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 )
@@ -148,11 +149,36 @@ func (d *Domain) RevokeToken(ctx context.Context, id string) error {
 	return err
 }
 
-// Revision reads one Revision with its changes.
+// Revision reads one Revision with the first page of its changes (the
+// server's default page size); RevisionPage reads any page and
+// RevisionChanges walks them all.
 func (d *Domain) Revision(ctx context.Context, id string) (*Revision, error) {
+	return d.RevisionPage(ctx, id, Page{})
+}
+
+// RevisionPage reads one Revision with one keyset page of its changes:
+// Changes holds the page, ChangesTotal counts all of them, Next is the
+// After of the following page ("" after the last).
+func (d *Domain) RevisionPage(ctx context.Context, id string, p Page) (*Revision, error) {
 	var out Revision
-	_, err := d.c.do(ctx, get(d.path+"/revisions/"+esc(id)), &out)
+	_, err := d.c.do(ctx, get(d.path+"/revisions/"+esc(id), "limit", itoa(p.Limit), "after", p.After), &out)
 	return &out, err
+}
+
+// RevisionChanges walks every change of a Revision, in commit order, a
+// page at a time.
+func (d *Domain) RevisionChanges(ctx context.Context, id string) iter.Seq2[json.RawMessage, error] {
+	return each(ctx, func(ctx context.Context, after string) ([]json.RawMessage, string, error) {
+		rv, err := d.RevisionPage(ctx, id, Page{After: after})
+		if err != nil {
+			return nil, "", err
+		}
+		var changes []json.RawMessage
+		if err := json.Unmarshal(rv.Changes, &changes); err != nil {
+			return nil, "", fmt.Errorf("decode changes of revision %s: %w", id, err)
+		}
+		return changes, rv.Next, nil
+	})
 }
 
 // TracePage reads one page of a trace's steps, oldest first.
@@ -356,6 +382,9 @@ type RecordQuery struct {
 	Attribute string
 	Value     string
 	At        string
+	// Count asks RecordsPage for the number of Records of the listing
+	// (RecordPage.Count); not with Attribute.
+	Count bool
 }
 
 // ReadOptions are the options of a single read.
@@ -383,6 +412,9 @@ func (b *Branch) RecordsPage(ctx context.Context, q RecordQuery, p Page) (*Recor
 	rq := get(b.path+"/records", "kind", q.Kind, "limit", itoa(p.Limit), "after", p.After, "attribute", q.Attribute, "at", q.At)
 	if q.Attribute != "" {
 		rq.query.Set("value", q.Value)
+	}
+	if q.Count {
+		rq.query.Set("count", "true")
 	}
 	var out RecordPage
 	_, err := b.d.c.do(ctx, rq, &out)

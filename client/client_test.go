@@ -188,6 +188,16 @@ func TestEveryRead(t *testing.T) {
 	page, err := main.RecordsPage(ctx, client.RecordQuery{Kind: "Supplier", Attribute: "country", Value: "DE"}, client.Page{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Records, 1)
+	require.Nil(t, page.Count, "no count unless asked")
+	counted, err := main.RecordsPage(ctx, client.RecordQuery{Kind: "Supplier", Count: true}, client.Page{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, counted.Records, 1)
+	suppliers := 0
+	for _, err := range main.Records(ctx, client.RecordQuery{Kind: "Supplier"}) {
+		require.NoError(t, err)
+		suppliers++
+	}
+	require.Equal(t, &client.RecordCount{Records: suppliers, Exact: true}, counted.Count)
 	links, err := main.Links(ctx, "P-1", client.LinksQuery{Direction: "out"})
 	require.NoError(t, err)
 	require.NotEmpty(t, links)
@@ -222,6 +232,19 @@ func TestEveryRead(t *testing.T) {
 			full, err := d.Revision(ctx, rv.ID)
 			require.NoError(t, err)
 			require.Equal(t, rv.ID, full.ID)
+			walked := 0
+			for _, err := range d.RevisionChanges(ctx, rv.ID) {
+				require.NoError(t, err)
+				walked++
+			}
+			require.Positive(t, full.ChangesTotal)
+			require.Equal(t, full.ChangesTotal, walked, "RevisionChanges walks every change")
+			one, err := d.RevisionPage(ctx, rv.ID, client.Page{Limit: 1})
+			require.NoError(t, err)
+			require.Equal(t, full.ChangesTotal, one.ChangesTotal)
+			if full.ChangesTotal > 1 {
+				require.Equal(t, "1", one.Next)
+			}
 		}
 		n++
 	}

@@ -135,8 +135,16 @@ type Record struct {
 
 // RecordPage is a keyset page of Records.
 type RecordPage struct {
-	Records []Record `json:"records"`
-	Next    string   `json:"next,omitempty"`
+	Records []Record     `json:"records"`
+	Next    string       `json:"next,omitempty"`
+	Count   *RecordCount `json:"count,omitempty"`
+}
+
+// RecordCount is the number of Records a listing walks (RecordQuery.Count):
+// exact up to 10,000; beyond, 10,000 with Exact false.
+type RecordCount struct {
+	Records int  `json:"records"`
+	Exact   bool `json:"exact"`
 }
 
 // Link is a Link of a Record; Origin is "link" or "ref" (a foreign key).
@@ -250,7 +258,11 @@ type Revision struct {
 	Branch     string          `json:"branch"`
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
-	Changes    json.RawMessage `json:"changes"`
+	// Changes is one page of the changes, in commit order; ChangesTotal
+	// counts them all; Next is the After of the next page ("" at the end).
+	Changes      json.RawMessage `json:"changes"`
+	ChangesTotal int             `json:"changes_total"`
+	Next         string          `json:"next,omitempty"`
 }
 
 // TraceStep is one request of an agent trace.

@@ -39,10 +39,14 @@ type Change struct {
 
 // Result is what a landed commit answers.
 type Result struct {
-	Revision string   `json:"revision"`
-	Seq      int64    `json:"seq"`
-	Parents  []string `json:"parents"`
-	Changes  int      `json:"changes"`
+	Revision string `json:"revision"`
+	// Number is the Revision's number within its Domain (1, 2, 3...),
+	// the seq clients see.
+	Number int64 `json:"seq"`
+	// Seq is the internal order of Revisions across Domains; never shown.
+	Seq     int64    `json:"-"`
+	Parents []string `json:"parents"`
+	Changes int      `json:"changes"`
 	// Replayed is true when an Idempotency-Key matched an earlier commit
 	// and this is its first answer again.
 	Replayed bool `json:"-"`

@@ -270,6 +270,11 @@ func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, scope, key string, bran
 		if err := json.Unmarshal(resp, &r); err != nil {
 			return nil, true, fmt.Errorf("decode stored answer of idempotency key: %w", err)
 		}
+		// The stored answer holds the number clients see; the internal
+		// order is the Revision's.
+		if err := tx.QueryRow(ctx, `SELECT seq FROM revisions WHERE domain_id = lb_domain() AND id = $1`, r.Revision).Scan(&r.Seq); err != nil {
+			return nil, true, fmt.Errorf("read the replayed revision %s: %w", r.Revision, err)
+		}
 		r.Replayed = true
 		return &r, true, nil
 	}

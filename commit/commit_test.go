@@ -213,6 +213,7 @@ func TestIdempotency(t *testing.T) {
 	require.True(t, again.Replayed)
 	require.Equal(t, first.Revision, again.Revision)
 	require.Equal(t, first.Seq, again.Seq)
+	require.Equal(t, first.Number, again.Number)
 	require.Equal(t, before, b.counts(t), "a replay writes nothing")
 
 	_, err = b.p.Commit(b.ctx, b.domain, "main", req(put("Supplier", "S-1", `{"name": "Other"}`)), "key-1")

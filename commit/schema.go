@@ -161,7 +161,7 @@ func (p *Pipeline) writeSchema(ctx context.Context, tx pgx.Tx, domainID int32, b
 			return nil, fmt.Errorf("after schema change: %w", err)
 		}
 	}
-	return &Result{Revision: h.id, Seq: h.seq, Parents: h.parents, Changes: 1}, nil
+	return &Result{Revision: h.id, Seq: h.seq, Number: h.number, Parents: h.parents, Changes: 1}, nil
 }
 
 // PutSchemaLocked replaces the schema of branch b as one step of the

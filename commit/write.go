@@ -39,7 +39,8 @@ func (o *objectSet) add(body []byte) []byte {
 // revisionHeader is what a new Revision needs before its rows are written.
 type revisionHeader struct {
 	id          string
-	seq         int64
+	seq         int64 // internal order, one counter for all Domains
+	number      int64 // the Domain's own Revision number, what clients see
 	parents     []string
 	parentHash  []string
 	objects     []string // object hashes, hex, in change order
@@ -58,14 +59,15 @@ func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch) (*re
 	h := &revisionHeader{id: ulid.Make().String(), parents: []string{}, parentHash: []string{}, expectedOld: b.Head,
 		branchID: b.ID, at: time.Now().UTC().Truncate(time.Microsecond)}
 	if b.Head == nil {
-		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq')`).Scan(&h.seq); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number()`).Scan(&h.seq, &h.number); err != nil {
 			return nil, fmt.Errorf("next revision number: %w", err)
 		}
 		return h, nil
 	}
 	var parentHash []byte
-	err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), (SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1)`,
-		*b.Head).Scan(&h.seq, &parentHash)
+	err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number(),
+		(SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1)`,
+		*b.Head).Scan(&h.seq, &h.number, &parentHash)
 	if err != nil {
 		return nil, fmt.Errorf("next revision number: %w", err)
 	}
@@ -123,9 +125,9 @@ func queueRevision(batch *pgx.Batch, domainID int32, b *store.Branch, h *revisio
 	if len(h.provenance) > 0 {
 		prov = string(h.provenance)
 	}
-	batch.Queue(`INSERT INTO revisions (domain_id, id, seq, branch_id, parents, author, message, hash, provenance, changes, at, hash_version)
-		VALUES (`+ilit(domainID)+`, $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, `+strconv.Itoa(HashVersion)+`)`,
-		h.id, h.seq, b.ID, h.parents, h.author, h.message, h.hash, prov, string(changes), h.at)
+	batch.Queue(`INSERT INTO revisions (domain_id, id, seq, number, branch_id, parents, author, message, hash, provenance, changes, at, hash_version)
+		VALUES (`+ilit(domainID)+`, $1, $2, $11, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, `+strconv.Itoa(HashVersion)+`)`,
+		h.id, h.seq, b.ID, h.parents, h.author, h.message, h.hash, prov, string(changes), h.at, h.number)
 	batch.Queue(`UPDATE refs SET head = $1, head_seq = $2
 		WHERE domain_id = lb_domain() AND id = $3 AND head IS NOT DISTINCT FROM $4`,
 		h.id, h.seq, b.ID, h.expectedOld).Exec(func(ct pgconn.CommandTag) error {
@@ -397,7 +399,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	}); err != nil {
 		return nil, err
 	}
-	res := &Result{Revision: h.id, Seq: h.seq, Parents: h.parents, Changes: len(changes)}
+	res := &Result{Revision: h.id, Seq: h.seq, Number: h.number, Parents: h.parents, Changes: len(changes)}
 	if idemKey != "" {
 		resp, err := json.Marshal(res)
 		if err != nil {

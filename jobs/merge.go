@@ -20,6 +20,8 @@ type MergeArgs struct {
 	Default            string  `json:"default,omitempty"`
 	Message            string  `json:"message,omitempty"`
 	Author             string  `json:"author"`
+	// Trace is the agent trace the merge was asked under ("" for none).
+	Trace string `json:"trace,omitempty"`
 }
 
 // Kind is the job kind.
@@ -46,7 +48,7 @@ func (w *MergeWorker) Timeout(*river.Job[MergeArgs]) time.Duration { return 10 *
 func (w *MergeWorker) Work(ctx context.Context, job *river.Job[MergeArgs]) error {
 	a := job.Args
 	return w.engine.RunMergeJob(ctx, a.DomainID, a.ProposalID, merge.MergeRequest{ExpectedTargetHead: a.ExpectedTargetHead,
-		Default: a.Default, Message: a.Message}, a.Author, w.AfterCompute)
+		Default: a.Default, Message: a.Message, Trace: a.Trace}, a.Author, w.AfterCompute)
 }
 
 // AddMergeWorker registers the merge.proposal worker over the engine.
@@ -61,7 +63,7 @@ func AddMergeWorker(workers *river.Workers, e *merge.Engine) *MergeWorker {
 func QueueMerge(client *river.Client[pgx.Tx]) func(ctx context.Context, tx pgx.Tx, domainID int32, id string, req merge.MergeRequest, author string) error {
 	return func(ctx context.Context, tx pgx.Tx, domainID int32, id string, req merge.MergeRequest, author string) error {
 		args := MergeArgs{DomainID: domainID, ProposalID: id, ExpectedTargetHead: req.ExpectedTargetHead, Default: req.Default,
-			Message: req.Message, Author: author}
+			Message: req.Message, Author: author, Trace: req.Trace}
 		if _, err := client.InsertTx(ctx, tx, args, nil); err != nil {
 			return fmt.Errorf("enqueue merge of proposal %s: %w", id, err)
 		}

@@ -23,6 +23,7 @@ type Config struct {
 	NeighborhoodMaxLimit int
 	NeighborhoodMaxDepth int // at most 3
 	NeighborhoodFanout   int // Links followed per node and direction
+	CountCap             int // Records a count walks at most (DefaultCountCap)
 }
 
 // DefaultConfig is the configuration New completes a Config with: the
@@ -46,6 +47,7 @@ func ConfigFrom(c config.Config) Config {
 		NeighborhoodMaxLimit: c.Read.Neighborhood.MaxLimit,
 		NeighborhoodMaxDepth: c.Read.Neighborhood.MaxDepth,
 		NeighborhoodFanout:   20,
+		CountCap:             DefaultCountCap,
 	}
 }
 
@@ -74,6 +76,7 @@ func New(s *store.Store, cfg Config) *Reader {
 		{&cfg.NeighborhoodMaxLimit, def.NeighborhoodMaxLimit},
 		{&cfg.NeighborhoodMaxDepth, def.NeighborhoodMaxDepth},
 		{&cfg.NeighborhoodFanout, def.NeighborhoodFanout},
+		{&cfg.CountCap, def.CountCap},
 	} {
 		if *f.v <= 0 {
 			*f.v = f.d
@@ -107,12 +110,28 @@ type PageQuery struct {
 	Attribute string // with Value: query by an indexed Attribute
 	Value     string
 	At        string
+	// Count asks for the number of Records the listing walks (of the Kind,
+	// at the head or as of At), counted up to the Reader's count cap.
+	Count bool
+}
+
+// DefaultCountCap bounds the Records a count walks: beyond it the count
+// says "at least DefaultCountCap" (Exact false). Its cost is at most that
+// of one page of that many Records. At most 10,000 (lb_page's bound).
+const DefaultCountCap = 10000
+
+// RecordCount is the number of Records a listing walks: exact up to the
+// Reader's count cap, else the cap with Exact false.
+type RecordCount struct {
+	Records int  `json:"records"`
+	Exact   bool `json:"exact"`
 }
 
 // Page is a keyset page; Next is the key to pass as After ("" at the end).
 type Page struct {
-	Records []Record `json:"records"`
-	Next    string   `json:"next,omitempty"`
+	Records []Record     `json:"records"`
+	Next    string       `json:"next,omitempty"`
+	Count   *RecordCount `json:"count,omitempty"`
 }
 
 // RevisionSummary is one entry of a branch's log.
@@ -131,11 +150,16 @@ type RevisionPage struct {
 	Next      string            `json:"next,omitempty"`
 }
 
-// Revision is one Revision with its changes.
+// Revision is one Revision with a page of its changes.
 type Revision struct {
 	RevisionSummary
 	Branch     string          `json:"branch"`
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
-	Changes    json.RawMessage `json:"changes"`
+	// Changes is one page of the changes, in commit order; ChangesTotal
+	// counts them all and Next, when more follow, is the after of the
+	// next page.
+	Changes      json.RawMessage `json:"changes"`
+	ChangesTotal int             `json:"changes_total"`
+	Next         string          `json:"next,omitempty"`
 }

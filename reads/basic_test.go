@@ -58,6 +58,29 @@ func TestGetPageRevisions(t *testing.T) {
 	p, err = f.r.Page(f.ctx, f.domain, "main", reads.PageQuery{})
 	require.NoError(t, err)
 	require.Equal(t, "P-1,S-1,S-3", joinKeys(p.Records))
+	require.Nil(t, p.Count, "no count unless asked")
+
+	// Counts: of the listing (a Kind, all, as of a Revision), whatever the
+	// page; beyond the cap, the cap and not exact.
+	capped := reads.New(f.s, reads.Config{CountCap: 2})
+	for _, c := range []struct {
+		r    *reads.Reader
+		q    reads.PageQuery
+		want reads.RecordCount
+	}{
+		{f.r, reads.PageQuery{Kind: "Supplier", Limit: 1, Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Supplier", Limit: 1, After: "S-1", Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+		{f.r, reads.PageQuery{Count: true}, reads.RecordCount{Records: 3, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Supplier", At: r1.ID, Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Part", At: r3.ID, Count: true}, reads.RecordCount{Records: 1, Exact: true}},
+		{f.r, reads.PageQuery{Kind: "Nothing", Count: true}, reads.RecordCount{Records: 0, Exact: true}},
+		{capped, reads.PageQuery{Count: true}, reads.RecordCount{Records: 2, Exact: false}},
+		{capped, reads.PageQuery{Kind: "Supplier", Count: true}, reads.RecordCount{Records: 2, Exact: true}},
+	} {
+		p, err := c.r.Page(f.ctx, f.domain, "main", c.q)
+		require.NoError(t, err)
+		require.Equal(t, &c.want, p.Count, "%+v", c.q)
+	}
 	p, err = f.r.Page(f.ctx, f.domain, "main", reads.PageQuery{Kind: "Supplier", At: r1.ID})
 	require.NoError(t, err)
 	require.Equal(t, "S-1,S-2", joinKeys(p.Records))
@@ -88,7 +111,7 @@ func TestGetPageRevisions(t *testing.T) {
 	_, err = f.r.Revisions(f.ctx, f.domain, "main", 2, "01NOSUCHREVISION0000000000")
 	require.ErrorIs(t, err, store.ErrNotFound)
 
-	rev, err := f.r.Revision(f.ctx, f.domain, r1.ID)
+	rev, err := f.r.Revision(f.ctx, f.domain, r1.ID, 0, "")
 	require.NoError(t, err)
 	require.Equal(t, "main", rev.Branch)
 	require.Equal(t, "alice", rev.Author)
@@ -97,14 +120,14 @@ func TestGetPageRevisions(t *testing.T) {
 	require.NoError(t, json.Unmarshal(rev.Changes, &changes))
 	require.Len(t, changes, 3)
 	require.JSONEq(t, `{"source":"a"}`, string(rev.Provenance))
-	_, err = f.r.Revision(f.ctx, f.domain, "01NOSUCHREVISION0000000000")
+	_, err = f.r.Revision(f.ctx, f.domain, "01NOSUCHREVISION0000000000", 0, "")
 	require.ErrorIs(t, err, store.ErrNotFound)
 
 	// Another Domain sees none of it.
 	g := newFixture(t, s, "other")
 	_, err = g.r.Get(g.ctx, g.domain, "main", "S-1", "")
 	require.ErrorIs(t, err, store.ErrNotFound)
-	_, err = g.r.Revision(g.ctx, g.domain, r1.ID)
+	_, err = g.r.Revision(g.ctx, g.domain, r1.ID, 0, "")
 	require.ErrorIs(t, err, store.ErrNotFound)
 	_, err = g.r.Get(g.ctx, g.domain, "main", "S-1", r1.ID)
 	require.ErrorIs(t, err, store.ErrNotFound)

@@ -257,8 +257,8 @@ func (f *fixture) commit(author, provenance string, changes ...change) revInfo {
 		if provenance != "" {
 			prov = json.RawMessage(provenance)
 		}
-		if _, err := tx.Exec(f.ctx, `INSERT INTO revisions (domain_id, id, seq, branch_id, parents, author, message, hash, provenance, changes)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, f.domain, id, seq, f.branch, parents, author,
+		if _, err := tx.Exec(f.ctx, `INSERT INTO revisions (domain_id, id, seq, number, branch_id, parents, author, message, hash, provenance, changes)
+			VALUES ($1, $2, $3, $3, $4, $5, $6, $7, $8, $9, $10)`, f.domain, id, seq, f.branch, parents, author,
 			"commit by "+author, hash, prov, js); err != nil {
 			return err
 		}

@@ -41,9 +41,10 @@ func (r *Reader) History(ctx context.Context, domainID int32, branch, key string
 		return nil, err
 	}
 	out := &History{Entries: []HistoryEntry{}}
-	err = r.store.Read(ctx, domainID, `SELECT revision, seq, op, "values", coalesce(author, ''), coalesce(message, ''),
-			coalesce(at, 'epoch'), provenance
-		FROM lb_history($1, $2, lb_rev_seq($3), $4)`, []any{branch, key, before, n + 1},
+	err = r.store.Read(ctx, domainID, `SELECT h.revision,
+			coalesce((SELECT r.number FROM revisions r WHERE r.domain_id = lb_domain() AND r.id = h.revision), 0),
+			h.op, h."values", coalesce(h.author, ''), coalesce(h.message, ''), coalesce(h.at, 'epoch'), h.provenance
+		FROM lb_history($1, $2, lb_rev_seq($3), $4) h`, []any{branch, key, before, n + 1},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				var e HistoryEntry

@@ -41,19 +41,24 @@ func (r *Reader) Lineage(ctx context.Context, domainID int32, branch, key string
 	}
 	var out *Lineage
 	err := r.store.Read(ctx, domainID, `SELECT key, kind, versions, coalesce(created_revision, ''), coalesce(created_author, ''),
-			coalesce(created_at, 'epoch'), created_provenance, lineage
-		FROM lb_lineage($1, $2)`, []any{branch, key}, func(rows pgx.Rows) error {
+			coalesce(created_at, 'epoch'), created_provenance, lineage,
+			(SELECT coalesce(jsonb_object_agg(r.id, r.number), '{}') FROM revisions r
+			  WHERE r.domain_id = lb_domain()
+			    AND r.id IN (SELECT v.value->>'revision' FROM jsonb_each(l.lineage) v))
+		FROM lb_lineage($1, $2) l`, []any{branch, key}, func(rows pgx.Rows) error {
 		for rows.Next() {
 			var l Lineage
 			var values []byte
+			var numbers map[string]int64
 			if err := rows.Scan(&l.Key, &l.Kind, &l.Changes, &l.Created.Revision, &l.Created.Author, &l.Created.At,
-				&l.Created.Provenance, &values); err != nil {
+				&l.Created.Provenance, &values, &numbers); err != nil {
 				return err
 			}
 			if err := json.Unmarshal(values, &l.Values); err != nil {
 				return fmt.Errorf("decode lineage: %w", err)
 			}
 			for k, o := range l.Values {
+				o.Seq = numbers[o.Revision] // the Domain's number of the Revision, not the stored order
 				if o.Provenance == nil {
 					o.Provenance = json.RawMessage("null")
 				}

@@ -29,7 +29,34 @@ func (r *Reader) Page(ctx context.Context, domainID int32, branch string, q Page
 		return nil, translate("page records", err)
 	}
 	cutPage(p, n)
+	if q.Count {
+		if p.Count, err = r.count(ctx, domainID, branch, q); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// count counts the Records of the listing q walks, at most the count cap of
+// them: one bounded walk of the same keyset order, no stored counter.
+func (r *Reader) count(ctx context.Context, domainID int32, branch string, q PageQuery) (*RecordCount, error) {
+	var n int
+	err := r.store.Read(ctx, domainID, `SELECT count(*) FROM lb_page($1, $2, '', $3, lb_at_seq($1, $4))`,
+		[]any{branch, q.Kind, min(r.cfg.CountCap, DefaultCountCap) + 1, q.At}, func(rows pgx.Rows) error {
+			for rows.Next() {
+				if err := rows.Scan(&n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, translate("count records", err)
+	}
+	if capN := min(r.cfg.CountCap, DefaultCountCap); n > capN {
+		return &RecordCount{Records: capN}, nil
+	}
+	return &RecordCount{Records: n, Exact: true}, nil
 }
 
 // cutPage keeps n Records and sets Next when there were more.

@@ -24,11 +24,11 @@ const revisionsSQL = `WITH RECURSIVE lv AS (
 bf AS (
     SELECT seq FROM revisions WHERE domain_id = lb_domain() AND id = $2)
 SELECT EXISTS (SELECT 1 FROM lv), ($2 = '' OR EXISTS (SELECT 1 FROM bf)),
-       r.id, r.seq, r.parents, r.author, r.message, coalesce(r.at, 'epoch')
+       r.id, r.number, r.parents, r.author, r.message, coalesce(r.at, 'epoch')
   FROM (SELECT 1) one
   LEFT JOIN LATERAL (
     SELECT x.* FROM lv CROSS JOIN LATERAL (
-        SELECT v.id, v.seq, v.parents, v.author, v.message, v.at FROM revisions v
+        SELECT v.id, v.seq, v.number, v.parents, v.author, v.message, v.at FROM revisions v
          WHERE v.domain_id = lb_domain() AND v.branch_id = lv.id AND v.seq <= lv.cut
            AND v.seq < coalesce((SELECT seq FROM bf), 9223372036854775807)
          ORDER BY v.seq DESC

@@ -142,7 +142,7 @@ func TestHostileInput(t *testing.T) {
 		check("resolve", err)
 		_, err = f.r.Revisions(f.ctx, f.domain, "main", 5, h)
 		check("revisions", err)
-		_, err = f.r.Revision(f.ctx, f.domain, h)
+		_, err = f.r.Revision(f.ctx, f.domain, h, 0, "")
 		check("revision", err)
 	}
 	for _, q := range []string{"it's", `back\slash`, "100%", "a & b | !c", "'quoted' <-> x:*"} {

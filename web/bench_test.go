@@ -69,6 +69,7 @@ func BenchmarkPages(b *testing.B) {
 		{"graph (depth 2)", func() string { return "/d/supply/graph?depth=2&key=" + part() }},
 		{"log", func() string { return "/d/supply/revisions" }},
 		{"revision", func() string { return "/d/supply/revisions/" + revs[rng.IntN(len(revs))] }},
+		{"revision, a later page", func() string { return "/d/supply/revisions/" + revs[rng.IntN(len(revs))] + "?from=4000" }},
 		{"schema", func() string { return "/d/supply/schema" }},
 	}
 	// The API reads behind the slowest pages, for comparison.
@@ -78,6 +79,9 @@ func BenchmarkPages(b *testing.B) {
 	}{
 		{"api neighborhood (depth 2)", func() string { return bpath("supply", "main") + "/records/" + part() + "/neighborhood?depth=2" }},
 		{"api revision", func() string { return "/v1/domains/supply/revisions/" + revs[rng.IntN(len(revs))] }},
+		{"api revision, a later page", func() string {
+			return "/v1/domains/supply/revisions/" + revs[rng.IntN(len(revs))] + "?limit=200&after=4000"
+		}},
 		{"api record at a Revision", func() string { return bpath("supply", "main") + "/records/" + supplier() + "?at=" + revs[len(revs)-1] }},
 	}
 	for _, p := range append(pages, api...) {

@@ -106,6 +106,12 @@ type record struct {
 type recordPage struct {
 	Records []record `json:"records"`
 	Next    string   `json:"next"`
+	// Count is the number of Records of the listing (asked with
+	// count=true): exact, or at least Records when Exact is false.
+	Count *struct {
+		Records int  `json:"records"`
+		Exact   bool `json:"exact"`
+	} `json:"count"`
 }
 
 type link struct {
@@ -185,7 +191,11 @@ type revision struct {
 	Branch     string          `json:"branch"`
 	Hash       string          `json:"hash"`
 	Provenance json.RawMessage `json:"provenance"`
-	Changes    json.RawMessage `json:"changes"`
+	// Changes is one page of the changes; ChangesTotal counts them all and
+	// Next is the after of the following page.
+	Changes      json.RawMessage `json:"changes"`
+	ChangesTotal int             `json:"changes_total"`
+	Next         string          `json:"next"`
 }
 
 // change is one change of a commit (DESIGN.md section 5).

@@ -264,7 +264,7 @@ func (h *Handler) recordsPage(w http.ResponseWriter, r *http.Request) {
 	if d.Kind != "" {
 		v.Title = d.Kind
 	}
-	aq := atQuery(v, url.Values{"limit": {strconv.Itoa(pageSize)}})
+	aq := atQuery(v, url.Values{"limit": {strconv.Itoa(pageSize)}, "count": {"true"}})
 	if d.Kind != "" {
 		aq.Set("kind", d.Kind)
 	}
@@ -553,8 +553,17 @@ func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
 	id := urlParam(r, "id")
 	v := newView(r, "Revision "+id, "revisions/"+seg(id))
 	var d revisionData
+	// from is the position of the first change listed; the API pages by
+	// the position of the last change read, the same number.
+	if from, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && from > 0 {
+		d.From = from
+	}
+	q := url.Values{"limit": {strconv.Itoa(changesPerPage)}}
+	if d.From > 0 {
+		q.Set("after", strconv.Itoa(d.From))
+	}
 	if err := h.fetch(r, v, func() error {
-		return h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/revisions/"+seg(id), nil, &d.Rev)
+		return h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/revisions/"+seg(id), q, &d.Rev)
 	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
@@ -562,13 +571,9 @@ func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
 	if json.Unmarshal(d.Rev.Changes, &d.Changes) != nil {
 		d.Raw = prettyJSON(d.Rev.Changes)
 	}
-	d.Total = len(d.Changes)
-	if from, err := strconv.Atoi(r.URL.Query().Get("from")); err == nil && from > 0 && from < d.Total {
-		d.From = from
-	}
-	d.Changes = d.Changes[d.From:]
-	if len(d.Changes) > changesPerPage {
-		d.Changes, d.Next = d.Changes[:changesPerPage], d.From+changesPerPage
+	d.Total = d.Rev.ChangesTotal
+	if d.Rev.Next != "" {
+		d.Next = d.From + len(d.Changes)
 	}
 	v.Data = d
 	h.render(w, r, http.StatusOK, "revision", v)

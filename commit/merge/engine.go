@@ -74,6 +74,9 @@ type Request struct {
 	ExpectedHead *string
 	// Proposal names the Proposal being merged ("" for a direct merge).
 	Proposal string
+	// Trace names the agent trace the merge was asked under ("" for
+	// none): the merge Revision's provenance and every change's name it.
+	Trace string
 }
 
 // Result is what a merge answers.
@@ -707,7 +710,7 @@ func (m *mergeState) build() ([]commit.Change, []changeRef, error) {
 		puts = append(puts, commit.Change{Op: "put", Kind: mr.Kind, Key: k, Values: vals, Provenance: prov})
 		putRefs = append(putRefs, changeRef{key: k})
 	}
-	lprov, err := json.Marshal(m.mergeProvenance())
+	lprov, err := json.Marshal(m.withTrace(m.mergeProvenance()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode provenance: %w", err)
 	}
@@ -738,6 +741,15 @@ func (m *mergeState) mergeProvenance() map[string]any {
 	return p
 }
 
+// withTrace names the merge's trace at the top of a provenance object, as
+// a commit under a trace does.
+func (m *mergeState) withTrace(p map[string]any) map[string]any {
+	if m.req.Trace != "" {
+		p["trace"] = m.req.Trace
+	}
+	return p
+}
+
 // provenance of the change of key k: the merge, and the source's change
 // (its Revision, author and provenance) when the source wrote the value.
 func (m *mergeState) provenance(k string) (json.RawMessage, error) {
@@ -752,7 +764,7 @@ func (m *mergeState) provenance(k string) (json.RawMessage, error) {
 	if ids := m.resolved[k]; len(ids) > 0 {
 		p["resolved"] = ids
 	}
-	return json.Marshal(p)
+	return json.Marshal(m.withTrace(p))
 }
 
 // validate runs the merged result through the commit validator against
@@ -778,7 +790,7 @@ func (e *Engine) validate(ctx context.Context, tx pgx.Tx, domainID int32, m *mer
 				msg = "Merge proposal " + m.req.Proposal + ": " + m.s.Name + " into " + m.t.Name
 			}
 		}
-		prov, err := json.Marshal(map[string]any{"merge": m.mergeProvenance()})
+		prov, err := json.Marshal(m.withTrace(map[string]any{"merge": m.mergeProvenance()}))
 		if err != nil {
 			return fmt.Errorf("encode provenance: %w", err)
 		}

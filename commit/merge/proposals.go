@@ -434,6 +434,9 @@ type MergeRequest struct {
 	ExpectedTargetHead *string `json:"expected_target_head,omitempty"`
 	Default            string  `json:"default,omitempty"`
 	Message            string  `json:"message,omitempty"`
+	// Trace is the agent trace the merge was asked under, named in the
+	// merge Revision's provenance (kept in a queued merge job's arguments).
+	Trace string `json:"trace,omitempty"`
 }
 
 // MergeProposal merges an open Proposal with its stored resolutions (and
@@ -480,7 +483,7 @@ func (e *Engine) MergeProposal(ctx context.Context, domainID int32, id string, r
 			return err
 		}
 		mreq := &Request{Source: p.Source, Target: p.Target, Author: author, Message: req.Message, Default: req.Default,
-			Resolutions: rs, ExpectedHead: req.ExpectedTargetHead, Proposal: p.ID}
+			Resolutions: rs, ExpectedHead: req.ExpectedTargetHead, Proposal: p.ID, Trace: req.Trace}
 		if mreq.Message == "" {
 			mreq.Message = "Merge proposal " + p.ID + ": " + p.Title
 		}
@@ -562,7 +565,7 @@ func (e *Engine) RunMergeJob(ctx context.Context, domainID int32, id string, req
 			return err
 		}
 		mreq := &Request{Source: p.Source, Target: p.Target, Author: author, Message: req.Message, Default: req.Default,
-			Resolutions: rs, ExpectedHead: req.ExpectedTargetHead, Proposal: p.ID}
+			Resolutions: rs, ExpectedHead: req.ExpectedTargetHead, Proposal: p.ID, Trace: req.Trace}
 		if mreq.Message == "" {
 			mreq.Message = "Merge proposal " + p.ID + ": " + p.Title
 		}

@@ -338,8 +338,14 @@ func (s *Server) mergeProposal(w http.ResponseWriter, r *http.Request) error {
 	if err := firstErr(checkDefault(body.Default), checkMessage(body.Message), checkHead("expected_target_head", body.ExpectedTargetHead)); err != nil {
 		return err
 	}
+	trace, err := traceID(r)
+	if err != nil {
+		return err
+	}
+	// Under a trace, the merge Revision names it in its provenance, as a
+	// commit does.
 	res, err := s.merges.MergeProposal(r.Context(), d, id, &merge.MergeRequest{ExpectedTargetHead: body.ExpectedTargetHead,
-		Default: body.Default, Message: body.Message}, p.name())
+		Default: body.Default, Message: body.Message, Trace: trace}, p.name())
 	if err != nil {
 		return mergeError(w, err)
 	}
@@ -487,8 +493,13 @@ func (s *Server) postMerge(w http.ResponseWriter, r *http.Request) error {
 		}
 		res[rs.Conflict] = rs
 	}
+	trace, err := traceID(r)
+	if err != nil {
+		return err
+	}
 	out, err := s.merges.Merge(r.Context(), domainFrom(r.Context()).ID, &merge.Request{Source: body.From, Target: name,
-		Message: body.Message, Author: p.name(), Default: body.Default, Resolutions: res, ExpectedHead: body.ExpectedHead})
+		Message: body.Message, Author: p.name(), Default: body.Default, Resolutions: res, ExpectedHead: body.ExpectedHead,
+		Trace: trace})
 	if err != nil {
 		return mergeError(w, err)
 	}

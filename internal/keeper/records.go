@@ -35,16 +35,24 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listRecords: GET .../branches/{branch}/records?kind=K&limit=&after=KEY
-// [&attribute=A&value=V][&at=REV], a keyset page.
+// [&attribute=A&value=V][&at=REV][&count=true], a keyset page (with
+// count=true, the number of Records of the listing, capped).
 func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) error {
 	branch, err := branchParam(r)
 	if err != nil {
 		return err
 	}
-	if err := checkQuery(r, "kind", "limit", "after", "attribute", "value", "at"); err != nil {
+	if err := checkQuery(r, "kind", "limit", "after", "attribute", "value", "at", "count"); err != nil {
 		return err
 	}
 	q := reads.PageQuery{}
+	switch v := r.URL.Query().Get("count"); v {
+	case "", "false":
+	case "true":
+		q.Count = true
+	default:
+		return badRequest("count", "invalid", "count must be true or false.")
+	}
 	if q.Limit, err = queryLimit(r, s.cfg.Read.Page.DefaultLimit, s.cfg.Read.Page.MaxLimit); err != nil {
 		return err
 	}
@@ -78,6 +86,8 @@ func (s *Server) listRecords(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("attribute", "required", "value needs attribute: ?attribute=A&value=V.")
 	case q.Attribute != "" && q.Kind == "":
 		return badRequest("kind", "required", "A query by attribute needs kind: ?kind=K&attribute=A&value=V.")
+	case q.Attribute != "" && q.Count:
+		return badRequest("count", "unsupported", "count is for listings by Kind, not queries by attribute.")
 	}
 	if q.At, err = queryString(r, "at"); err != nil {
 		return err
@@ -122,7 +132,8 @@ func (s *Server) listRevisions(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// getRevision: GET /v1/domains/{domain}/revisions/{id}.
+// getRevision: GET /v1/domains/{domain}/revisions/{id}?limit=&after=, the
+// Revision with a keyset page of its changes.
 func (s *Server) getRevision(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathParam(r, "id")
 	if err != nil {
@@ -131,10 +142,18 @@ func (s *Server) getRevision(w http.ResponseWriter, r *http.Request) error {
 	if err := checkText("id", id, maxParamBytes); err != nil {
 		return err
 	}
-	if err := checkQuery(r); err != nil {
+	if err := checkQuery(r, "limit", "after"); err != nil {
 		return err
 	}
-	rev, err := s.reads.Revision(r.Context(), domainFrom(r.Context()).ID, id)
+	limit, err := queryLimit(r, s.cfg.Read.Page.DefaultLimit, s.cfg.Read.Page.MaxLimit)
+	if err != nil {
+		return err
+	}
+	after, err := queryString(r, "after")
+	if err != nil {
+		return err
+	}
+	rev, err := s.reads.Revision(r.Context(), domainFrom(r.Context()).ID, id, limit, after)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/lorebase/lorebase/internal/config"
+	"github.com/lorebase/lorebase/internal/embed"
 )
 
 // Config tunes the batch jobs (store.materialize, store.branch_delete).
@@ -36,6 +37,9 @@ type Config struct {
 	RescueStuckAfter time.Duration
 	// Workers is how many jobs run at once (jobs.workers).
 	Workers int
+	// Embedders embed Records for semantic search (nil: the hash
+	// embedder only).
+	Embedders *embed.Set
 }
 
 // runTimeout is the timeout of one copy or delete run: three quarters of

@@ -12,6 +12,7 @@ import (
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/config"
+	"github.com/lorebase/lorebase/internal/embed"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
@@ -43,27 +44,36 @@ type parts struct {
 // merge.job_threshold through the same client; and the sweeper of stuck
 // branches and expired idempotency keys.
 func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, error) {
+	embedders, err := embed.FromConfig(cfg.Embeddings)
+	if err != nil {
+		return nil, fmt.Errorf("configure embeddings: %w", err)
+	}
 	jc := jobs.ConfigFrom(cfg)
+	jc.Embedders = embedders
 	workers := jobs.NewWorkersWith(s, jc)
 	// The hooks below call client once it exists: it is created after the
 	// merge worker, which needs the pipeline, is registered.
 	var client *river.Client[pgx.Tx]
 	cc := commit.ConfigFrom(cfg)
 	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
-		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
+		if err := jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new); err != nil {
+			return err
+		}
+		return jobs.EnqueueReembeds(ctx, client, tx, domainID, branchID, old, new)
 	}
+	cc.KnownModel = embedders.Known
+	cc.EmbedJobs = jobs.QueueEmbed(func() *river.Client[pgx.Tx] { return client })
 	cc.IndexBuilds = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}
 	cc.IndexName = jobs.IndexName
 	pipeline := commit.New(s, cc)
 	jobs.AddMergeWorker(workers, merge.New(s, pipeline))
-	var err error
 	if client, err = jobs.NewClientWith(s.Pool, workers, nil, jc, log); err != nil {
 		return nil, fmt.Errorf("create job client: %w", err)
 	}
 	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
-	return &parts{river: client, pipeline: pipeline, reader: reads.New(s, reads.ConfigFrom(cfg)), merges: merges,
+	return &parts{river: client, pipeline: pipeline, reader: reads.New(s, readsConfig(cfg, embedders)), merges: merges,
 		log: log, stop: cfg.Jobs.StopTimeout,
 		sweeper:  &jobs.Sweeper{Store: s, Client: client, IdempotencyTTL: cfg.Write.IdempotencyTTL, Log: log},
 		sweepInt: cfg.Jobs.SweepInterval}, nil
@@ -108,4 +118,12 @@ func (p *parts) serveWith(ctx context.Context, serve func(context.Context) error
 		}
 	}
 	return err
+}
+
+// readsConfig is the reads' configuration with the embedders of query
+// texts.
+func readsConfig(cfg config.Config, e *embed.Set) reads.Config {
+	rc := reads.ConfigFrom(cfg)
+	rc.Embedders = e
+	return rc
 }

@@ -21,10 +21,12 @@ import (
 	"github.com/lorebase/lorebase/commit/merge"
 	"github.com/lorebase/lorebase/internal/apispec/specvalidate"
 	"github.com/lorebase/lorebase/internal/config"
+	"github.com/lorebase/lorebase/internal/embed"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -69,10 +71,18 @@ func testServer(t testing.TB, opts ...func(*config.Config)) *env {
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	logger := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	client := startJobs(t, s, logger)
-	pipeline := commit.New(s, commit.ConfigFrom(cfg))
+	embedders, err := embed.FromConfig(cfg.Embeddings)
+	require.NoError(t, err)
+	client := startJobsWith(t, s, logger, embedders)
+	cc := commit.ConfigFrom(cfg)
+	cc.KnownModel = embedders.Known
+	cc.EmbedJobs = jobs.QueueEmbed(func() *river.Client[pgx.Tx] { return client })
+	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
+		return jobs.EnqueueReembeds(ctx, client, tx, domainID, branchID, old, new)
+	}
+	pipeline := commit.New(s, cc)
 	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
-	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, reads.ConfigFrom(cfg)),
+	srv := keeper.New(cfg, keeper.Parts{Store: s, Pipeline: pipeline, Reader: reads.New(s, readsConfig(cfg, embedders)),
 		Merges: merges, Jobs: jobs.Queue(client), Log: logger})
 	t.Cleanup(srv.Close)
 	hs := httptest.NewServer(specChecked(t, srv.Handler()))
@@ -93,7 +103,22 @@ func specChecked(t testing.TB, h http.Handler) http.Handler {
 // (branch copies and deletions complete in tests) until the test ends.
 func startJobs(t testing.TB, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
 	t.Helper()
-	workers := jobs.NewWorkers(s)
+	return startJobsWith(t, s, logger, nil)
+}
+
+// readsConfig is the reads' configuration with the query embedders.
+func readsConfig(cfg config.Config, e *embed.Set) reads.Config {
+	rc := reads.ConfigFrom(cfg)
+	rc.Embedders = e
+	return rc
+}
+
+// startJobsWith is startJobs embedding with embedders (nil: hash only).
+func startJobsWith(t testing.TB, s *store.Store, logger *slog.Logger, embedders *embed.Set) *river.Client[pgx.Tx] {
+	t.Helper()
+	jc := jobs.DefaultConfig()
+	jc.Embedders = embedders
+	workers := jobs.NewWorkersWith(s, jc)
 	jobs.AddMergeWorker(workers, merge.New(s, commit.New(s, commit.Config{})))
 	client, err := river.NewClient(riverpgxv5.New(s.Pool), &river.Config{
 		Workers:           workers,
@@ -287,7 +312,7 @@ func (e *env) rowCounts() map[string]int {
 // domainTables are the tables holding Domain data.
 var domainTables = []string{"tokens", "refs", "schemas", "revisions", "objects", "idempotency_keys",
 	"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon",
-	"merge_bases", "proposals", "proposal_resolutions"}
+	"merge_bases", "proposals", "proposal_resolutions", "mat_vectors"}
 
 // branchPath is the path of a branch, its name escaped.
 func branchPath(domain, branch string) string {

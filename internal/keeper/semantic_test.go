@@ -444,3 +444,91 @@ func TestHTTPEmbedder(t *testing.T) {
 	a := e.search("acme", "main", admin, url.Values{"mode": {"semantic"}, "q": {"copper wire"}, "limit": {"1"}})
 	require.Equal(t, []string{"P-4"}, a.keys())
 }
+
+// TestSemanticIsolation: two Domains hold identical Records under
+// different keys, with identical vectors; 16 concurrent clients search
+// each their own Domain by text, vector and hybrid and never see the
+// other's Records; a token never reaches the other Domain's vectors, not
+// through its URL, nor through a Revision id of it; a writer limited to
+// agent/* stores no vectors on main.
+func TestSemanticIsolation(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	tokens := map[string]string{}
+	for _, d := range []string{"alpha", "beta"} {
+		e.createDomain(d)
+		tokens[d] = e.token(d, "admin", "admin")
+		e.putSchema(d, "main", tokens[d], semanticSchema)
+	}
+	revs := map[string]string{}
+	for _, d := range []string{"alpha", "beta"} {
+		prefix := strings.ToUpper(d[:1]) + "-"
+		changes := []map[string]any{}
+		for i, p := range parts {
+			changes = append(changes,
+				map[string]any{"op": "put", "kind": "Part", "key": prefix + p.key, "values": map[string]any{"name": p.name, "description": p.desc, "country": p.country}},
+				map[string]any{"op": "put", "kind": "Note", "key": prefix + "N" + p.key, "values": map[string]any{"text": p.name}, "vector": []float64{float64(i), 1, 0.5}})
+		}
+		revs[d] = e.commit(d, "main", tokens[d], map[string]any{"message": "seed", "author": "t", "changes": changes})
+		e.waitVectors(d, 2*len(parts))
+	}
+	queries := []url.Values{
+		{"mode": {"semantic"}, "q": {"hex bolt"}, "limit": {"50"}},
+		{"mode": {"semantic"}, "vector": {"1,1,0.5"}, "limit": {"50"}},
+		{"mode": {"semantic"}, "vector": {"2,1,0.5"}, "kind": {"Note"}, "limit": {"3"}},
+		{"mode": {"hybrid"}, "q": {"steel"}, "limit": {"50"}},
+		{"mode": {"semantic"}, "q": {"rubber"}, "kind": {"Part"}, "attribute": {"country"}, "value": {"IT"}},
+	}
+	var wg sync.WaitGroup
+	var searched, checked, leaked atomic.Int64
+	errs := make(chan string, 16)
+	for c := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d := []string{"alpha", "beta"}[c%2]
+			prefix := strings.ToUpper(d[:1]) + "-"
+			for i := range 15 {
+				q := queries[(c+i)%len(queries)]
+				r := e.doNoFail("GET", branchPath(d, "main")+"/search?"+q.Encode(), tokens[d], nil)
+				if r.Status != http.StatusOK {
+					errs <- fmt.Sprintf("%s %v: %d %s", d, q, r.Status, r.Body)
+					return
+				}
+				var a searchAnswer
+				if err := json.Unmarshal(r.Body, &a); err != nil || len(a.Results) == 0 {
+					errs <- fmt.Sprintf("%s %v: no results (%v) %s", d, q, err, r.Body)
+					return
+				}
+				searched.Add(1)
+				for _, x := range a.Results {
+					checked.Add(1)
+					if !strings.HasPrefix(x.Key, prefix) {
+						leaked.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
+	}
+	require.EqualValues(t, 16*15, searched.Load())
+	require.Positive(t, checked.Load())
+	require.Zero(t, leaked.Load(), "results of the other Domain")
+
+	// Hostile: the other Domain's URL, its Revision, its branch id.
+	r := e.do("GET", branchPath("beta", "main")+"/search?mode=semantic&q=hex", tokens["alpha"], nil)
+	require.Equal(t, http.StatusNotFound, r.Status, "another Domain does not exist for the token: %s", r.Body)
+	r = e.do("GET", branchPath("alpha", "main")+"/search?mode=semantic&q=hex&at="+revs["beta"], tokens["alpha"], nil)
+	require.Equal(t, http.StatusNotFound, r.Status, "%s", r.Body)
+	// A writer of agent/* stores no vector on main.
+	w := e.token("alpha", "scout", "writer", "agent/*")
+	before := e.vectorCount("alpha")
+	r = e.do("POST", branchPath("alpha", "main")+"/commits", w, map[string]any{"message": "m", "author": "t", "changes": []map[string]any{
+		{"op": "put", "kind": "Note", "key": "A-evil", "values": map[string]any{"text": "x"}, "vector": []float64{1, 1, 1}}}})
+	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
+	require.Equal(t, before, e.vectorCount("alpha"))
+}

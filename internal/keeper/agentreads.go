@@ -261,7 +261,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkQuery(r, "mention", "kind", "limit"); err != nil {
+	if err := checkQuery(r, "mention", "kind", "limit", "semantic"); err != nil {
 		return err
 	}
 	mention, err := queryString(r, "mention")
@@ -284,7 +284,14 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.reads.Resolve(r.Context(), domainFrom(r.Context()).ID, branch, mention, kind, limit)
+	sem, err := queryString(r, "semantic")
+	if err != nil {
+		return err
+	}
+	if sem != "" && sem != "true" && sem != "false" {
+		return badRequest("semantic", "invalid_value", "semantic is true or false.")
+	}
+	out, err := s.reads.ResolveWith(r.Context(), domainFrom(r.Context()).ID, branch, mention, kind, limit, sem == "true")
 	if err != nil {
 		return err
 	}

@@ -532,3 +532,41 @@ func TestSemanticIsolation(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, r.Status, "%s", r.Body)
 	require.Equal(t, before, e.vectorCount("alpha"))
 }
+
+func TestResolveSemanticReason(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	e.createDomain("acme")
+	admin := e.token("acme", "admin", "admin")
+	e.putSchema("acme", "main", admin, semanticSchema)
+	seedParts(e, "acme", admin)
+	var c struct {
+		Candidates []struct {
+			Key    string  `json:"key"`
+			Score  float64 `json:"score"`
+			Reason string  `json:"reason"`
+		} `json:"candidates"`
+	}
+	p := branchPath("acme", "main") + "/resolve?"
+	// Only P-3's description (embedded, not searched) holds these words.
+	q := url.Values{"mention": {"deep groove for skateboards"}, "kind": {"Part"}}
+	e.must(http.StatusOK, "GET", p+q.Encode(), admin, nil).Decode(t, &c)
+	for _, x := range c.Candidates {
+		require.NotEqual(t, "semantic", x.Reason, "only when asked")
+	}
+	q.Set("semantic", "true")
+	e.must(http.StatusOK, "GET", p+q.Encode(), admin, nil).Decode(t, &c)
+	var found bool
+	for _, x := range c.Candidates {
+		if x.Reason == "semantic" {
+			require.GreaterOrEqual(t, x.Score, 0.5)
+			found = found || x.Key == "P-3"
+		}
+	}
+	require.True(t, found, "%+v", c.Candidates)
+	// A Kind without embedding adds nothing; a bad flag is 400.
+	q.Set("kind", "Supplier")
+	e.must(http.StatusOK, "GET", p+q.Encode(), admin, nil)
+	q.Set("semantic", "yes")
+	e.must(http.StatusBadRequest, "GET", p+q.Encode(), admin, nil)
+}

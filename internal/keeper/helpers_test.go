@@ -99,13 +99,6 @@ func specChecked(t testing.TB, h http.Handler) http.Handler {
 	return v.Wrap(h, func(err error) { t.Errorf("OpenAPI: %v", err) })
 }
 
-// startJobs runs a River client with Lorebase's workers over the store
-// (branch copies and deletions complete in tests) until the test ends.
-func startJobs(t testing.TB, s *store.Store, logger *slog.Logger) *river.Client[pgx.Tx] {
-	t.Helper()
-	return startJobsWith(t, s, logger, nil)
-}
-
 // readsConfig is the reads' configuration with the query embedders.
 func readsConfig(cfg config.Config, e *embed.Set) reads.Config {
 	rc := reads.ConfigFrom(cfg)
@@ -113,7 +106,9 @@ func readsConfig(cfg config.Config, e *embed.Set) reads.Config {
 	return rc
 }
 
-// startJobsWith is startJobs embedding with embedders (nil: hash only).
+// startJobsWith runs a River client with Lorebase's workers over the store
+// (branch copies and deletions complete in tests; Records embed with
+// embedders, nil: the hash embedder only) until the test ends.
 func startJobsWith(t testing.TB, s *store.Store, logger *slog.Logger, embedders *embed.Set) *river.Client[pgx.Tx] {
 	t.Helper()
 	jc := jobs.DefaultConfig()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strconv"
+	"strings"
 )
 
 // each walks keyset pages: fetch answers a page's items and the cursor of
@@ -482,18 +484,35 @@ func (b *Branch) Lineage(ctx context.Context, key string) (*Lineage, error) {
 	return &out, err
 }
 
-// SearchQuery is a full-text search.
+// SearchQuery is a search: full-text (Mode "" or "text"), semantic or
+// hybrid.
 type SearchQuery struct {
 	Q     string
 	Kind  string
 	Limit int
 	At    string
+	// Mode is "text" (default), "semantic" or "hybrid".
+	Mode string
+	// Vector is a semantic query's vector (instead of Q).
+	Vector []float32
+	// Attribute and Value filter a semantic search (with Kind).
+	Attribute, Value string
 }
 
-// Search searches the branch, typo-tolerant with partial matching.
+// Search searches the branch: by words (typo-tolerant, partial matching),
+// by meaning (Mode "semantic") or both fused (Mode "hybrid").
 func (b *Branch) Search(ctx context.Context, q SearchQuery) (*SearchResults, error) {
 	var out SearchResults
-	_, err := b.d.c.do(ctx, get(b.path+"/search", "q", q.Q, "kind", q.Kind, "limit", itoa(q.Limit), "at", q.At), &out)
+	var vec string
+	if q.Vector != nil {
+		parts := make([]string, len(q.Vector))
+		for i, x := range q.Vector {
+			parts[i] = strconv.FormatFloat(float64(x), 'g', -1, 32)
+		}
+		vec = strings.Join(parts, ",")
+	}
+	_, err := b.d.c.do(ctx, get(b.path+"/search", "q", q.Q, "kind", q.Kind, "limit", itoa(q.Limit), "at", q.At,
+		"mode", q.Mode, "vector", vec, "attribute", q.Attribute, "value", q.Value), &out)
 	return &out, err
 }
 

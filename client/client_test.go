@@ -207,6 +207,10 @@ func TestEveryRead(t *testing.T) {
 	sr, err := main.Search(ctx, client.SearchQuery{Q: "hex bolt"})
 	require.NoError(t, err)
 	require.Equal(t, "P-1", sr.Results[0].Key)
+	require.Equal(t, "text", sr.Mode)
+	// The mode reaches the Keeper: no Kind here declares an embedding.
+	_, err = main.Search(ctx, client.SearchQuery{Q: "hex bolt", Mode: "semantic"})
+	require.ErrorContains(t, err, "embedding")
 	cand, err := main.Resolve(ctx, "Acme", "", 0)
 	require.NoError(t, err)
 	require.Equal(t, "S-1", cand.Candidates[0].Key)

@@ -91,6 +91,9 @@ type Change struct {
 	From       string          `json:"from,omitempty"`
 	To         string          `json:"to,omitempty"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
+	// Vector is the Record's embedding (put or patch of a Kind that
+	// declares one with model "client"; any model takes it).
+	Vector []float32 `json:"vector,omitempty"`
 }
 
 // Provenance says who or what asserted a change and from where.
@@ -223,6 +226,12 @@ type SearchResults struct {
 		Match string  `json:"match"`
 	} `json:"results"`
 	Corrections map[string][]string `json:"corrections"`
+	// Mode is the search run: text, semantic or hybrid.
+	Mode string `json:"mode"`
+	// Path is how the semantic ranking was found: exact or hnsw.
+	Path string `json:"path,omitempty"`
+	// FewerThanLimit: fewer Records than the limit matched.
+	FewerThanLimit bool `json:"fewer_than_limit"`
 }
 
 // Candidates are the Records a mention may be, best first.

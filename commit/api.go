@@ -35,6 +35,9 @@ type Change struct {
 	From       string          `json:"from,omitempty"`
 	To         string          `json:"to,omitempty"`
 	Provenance json.RawMessage `json:"provenance,omitempty"`
+	// Vector is the Record's embedding, for a put or patch of a Kind that
+	// declares one: an array of the Kind's dims finite numbers.
+	Vector json.RawMessage `json:"vector,omitempty"`
 }
 
 // Result is what a landed commit answers.
@@ -80,6 +83,14 @@ type Config struct {
 	// docs/branches.md has the measurement behind the default); 0 is the
 	// default, negative never.
 	OverlayIndexThreshold int
+	// KnownModel reports whether an embedding model is served (a schema
+	// naming another is refused); nil serves only schema.ModelHash and
+	// schema.ModelClient.
+	KnownModel func(model string) bool
+	// EmbedJobs, when set, queues in the commit's transaction the embedding
+	// of the Records that commit seq wrote on a branch and whose Kind
+	// embeds with a model other than schema.ModelClient.
+	EmbedJobs func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, seq int64) error
 	// IdempotencyTTL is how long an Idempotency-Key is remembered
 	// (write.idempotency_ttl); 0 is DefaultIdempotencyTTL.
 	IdempotencyTTL time.Duration

@@ -39,6 +39,7 @@ type change struct {
 	from     string
 	to       string
 	prov     json.RawMessage // canonical provenance of the change, nil if none
+	vector   []float32       // put/patch: the client's embedding, nil if none
 
 	after map[string]any // put/patch/delete: the Record's values after this change (nil for delete or a broken change)
 }
@@ -188,8 +189,15 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		if !ps.empty() {
 			return ps.err()
 		}
+		vecs := checkVectors(st, changes, &ps)
+		if !ps.empty() {
+			return ps.err()
+		}
 		r, err := p.write(ctx, tx, domainID, b, st, changes, req, commitProv, idemKey, nil)
 		if err != nil {
+			return err
+		}
+		if err := p.writeVectors(ctx, tx, domainID, b.ID, r.Seq, st, vecs); err != nil {
 			return err
 		}
 		if err := p.overlayIndexes(ctx, tx, domainID, b, st); err != nil {
@@ -333,6 +341,13 @@ func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessa
 		out[i] = c
 		f := fmt.Sprintf("changes[%d].", i)
 		c.prov = parseProvenance(in.Provenance, i, f+"provenance", ps)
+		if len(in.Vector) > 0 && string(in.Vector) != "null" {
+			if in.Op != opPut && in.Op != opPatch {
+				ps.bad(i, f+"vector", "not_allowed", "Only put and patch changes carry a vector.")
+			} else {
+				c.vector = parseVector(in.Vector, i, f+"vector", ps)
+			}
+		}
 		checkKeyField := func(name, v string) {
 			if code, msg := checkKey(v); code != "" {
 				ps.bad(i, f+name, code, "%s", msg)

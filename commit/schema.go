@@ -52,6 +52,7 @@ func (p *Pipeline) putSchema(ctx context.Context, domainID int32, branch string,
 	for _, c := range cps {
 		ps.add(-1, c.Field, c.Code, "%s", c.Message)
 	}
+	p.checkModels(doc, &ps)
 	if !ps.empty() {
 		e := ps.err().(*lberr.Error)
 		e.Title = "invalid schema"

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/lorebase/lorebase/internal/config"
+	"github.com/lorebase/lorebase/internal/embed"
+	"github.com/riverqueue/river"
 )
 
 // Config tunes the batch jobs (store.materialize, store.branch_delete).
@@ -36,6 +38,12 @@ type Config struct {
 	RescueStuckAfter time.Duration
 	// Workers is how many jobs run at once (jobs.workers).
 	Workers int
+	// Embedders embed Records for semantic search (nil: the hash
+	// embedder only).
+	Embedders *embed.Set
+	// Tune, when not nil, adjusts the River client's configuration before
+	// the client is built (tests fetch jobs more often).
+	Tune func(*river.Config)
 }
 
 // runTimeout is the timeout of one copy or delete run: three quarters of

@@ -337,6 +337,7 @@ func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	river.AddWorker(w, &IndexDropWorker{store: s})
 	river.AddWorker(w, &MaterializeWorker{copier: &Copier{Store: s, Config: cfg}})
 	river.AddWorker(w, &BranchDeleteWorker{deleter: &Deleter{Store: s, Config: cfg}})
+	AddEmbedWorkers(w, s, cfg.Embedders)
 	return w
 }
 
@@ -360,6 +361,9 @@ func NewClientWith(pool *pgxpool.Pool, workers *river.Workers, queues map[string
 		// Every Lorebase worker sets its own timeout; River requires the
 		// rescue delay to exceed the client's default one.
 		cfg.JobTimeout = -1
+	}
+	if jc.Tune != nil {
+		jc.Tune(cfg)
 	}
 	if jc.Workers > 0 && queues == nil && workers != nil {
 		queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: jc.Workers}}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lorebase/lorebase/internal/config"
+	"github.com/lorebase/lorebase/internal/embed"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -24,6 +25,13 @@ type Config struct {
 	NeighborhoodMaxDepth int // at most 3
 	NeighborhoodFanout   int // Links followed per node and direction
 	CountCap             int // Records a count walks at most (DefaultCountCap)
+	// Embedders embed the text of a semantic query (nil: the hash
+	// embedder only).
+	Embedders            *embed.Set
+	EfSearch             int // search.semantic.ef_search
+	RRFK                 int // search.hybrid.rrf_k
+	HybridTextWeight     int // search.hybrid.text_weight
+	HybridSemanticWeight int // search.hybrid.semantic_weight
 }
 
 // DefaultConfig is the configuration New completes a Config with: the
@@ -48,6 +56,10 @@ func ConfigFrom(c config.Config) Config {
 		NeighborhoodMaxDepth: c.Read.Neighborhood.MaxDepth,
 		NeighborhoodFanout:   20,
 		CountCap:             DefaultCountCap,
+		EfSearch:             c.Search.Semantic.EfSearch,
+		RRFK:                 c.Search.Hybrid.RRFK,
+		HybridTextWeight:     c.Search.Hybrid.TextWeight,
+		HybridSemanticWeight: c.Search.Hybrid.SemanticWeight,
 	}
 }
 
@@ -77,6 +89,10 @@ func New(s *store.Store, cfg Config) *Reader {
 		{&cfg.NeighborhoodMaxDepth, def.NeighborhoodMaxDepth},
 		{&cfg.NeighborhoodFanout, def.NeighborhoodFanout},
 		{&cfg.CountCap, def.CountCap},
+		{&cfg.EfSearch, def.EfSearch},
+		{&cfg.RRFK, def.RRFK},
+		{&cfg.HybridTextWeight, def.HybridTextWeight},
+		{&cfg.HybridSemanticWeight, def.HybridSemanticWeight},
 	} {
 		if *f.v <= 0 {
 			*f.v = f.d
@@ -86,6 +102,9 @@ func New(s *store.Store, cfg Config) *Reader {
 		cfg.PartialMinResults = 0
 	} else if cfg.PartialMinResults == 0 {
 		cfg.PartialMinResults = def.PartialMinResults
+	}
+	if cfg.Embedders == nil {
+		cfg.Embedders = embed.NewSet(nil)
 	}
 	if cfg.NeighborhoodMaxDepth > 3 {
 		cfg.NeighborhoodMaxDepth = 3

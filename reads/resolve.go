@@ -8,7 +8,8 @@ import (
 
 // Candidate is a Record a mention may name, and why: "key" (the mention is
 // its key), "title" (its title, ignoring case), "typo" (its words after
-// typo correction) or "partial" (some of its words).
+// typo correction), "partial" (some of its words) or "semantic" (its
+// vector is near the mention's, asked for with semantic).
 type Candidate struct {
 	Key    string  `json:"key"`
 	Kind   string  `json:"kind"`
@@ -17,8 +18,8 @@ type Candidate struct {
 	Reason string  `json:"reason"`
 }
 
-// Candidates are ranked: key, then title, then typo, then partial; by
-// score within a reason.
+// Candidates are ranked: key, then title, then typo, then partial, then
+// semantic; by score within a reason.
 type Candidates struct {
 	Candidates []Candidate `json:"candidates"`
 }
@@ -26,6 +27,19 @@ type Candidates struct {
 // Resolve ranks the Records a mention may name (entity resolution), of a
 // Kind when kind is set; limit 0 is the search default.
 func (r *Reader) Resolve(ctx context.Context, domainID int32, branch, mention, kind string, limitN int) (*Candidates, error) {
+	return r.ResolveWith(ctx, domainID, branch, mention, kind, limitN, false)
+}
+
+// MinSemanticSimilarity is the cosine similarity a Record's vector must
+// reach to be a semantic candidate of a mention.
+const MinSemanticSimilarity = 0.5
+
+// ResolveWith is Resolve; with semantic, when the other reasons find fewer
+// candidates than the limit, Records of embedded Kinds whose vector is
+// near the mention's (cosine similarity at least MinSemanticSimilarity)
+// follow with reason "semantic". Without an embedded Kind to search it
+// adds nothing.
+func (r *Reader) ResolveWith(ctx context.Context, domainID int32, branch, mention, kind string, limitN int, semantic bool) (*Candidates, error) {
 	n, err := limit("limit", limitN, r.cfg.SearchDefaultLimit, r.cfg.SearchMaxLimit)
 	if err != nil {
 		return nil, err
@@ -43,6 +57,32 @@ func (r *Reader) Resolve(ctx context.Context, domainID int32, branch, mention, k
 		})
 	if err != nil {
 		return nil, translate("resolve", err)
+	}
+	if !semantic || len(out.Candidates) >= n {
+		return out, nil
+	}
+	sch, err := r.branchSchema(ctx, domainID, branch)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := semanticTargets(sch, SemanticQuery{Q: mention, Kind: kind}); err != nil {
+		return out, nil //nolint:nilerr // nothing to search by meaning: no semantic candidates
+	}
+	sem, err := r.semantic(ctx, domainID, branch, SemanticQuery{Q: mention, Kind: kind}, n)
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[string]bool, len(out.Candidates))
+	for _, c := range out.Candidates {
+		seen[c.Key] = true
+	}
+	for _, x := range sem.Results {
+		if len(out.Candidates) >= n || x.Score < MinSemanticSimilarity {
+			break
+		}
+		if !seen[x.Key] {
+			out.Candidates = append(out.Candidates, Candidate{Key: x.Key, Kind: x.Kind, Title: x.Title, Score: x.Score, Reason: ModeSemantic})
+		}
 	}
 	return out, nil
 }

@@ -31,6 +31,13 @@ type SearchResult struct {
 type SearchResults struct {
 	Results     []SearchResult      `json:"results"`
 	Corrections map[string][]string `json:"corrections"`
+	// Mode is the search run: text, semantic or hybrid.
+	Mode string `json:"mode"`
+	// Path is how semantic rankings were found: exact or hnsw (semantic
+	// and hybrid only).
+	Path string `json:"path,omitempty"`
+	// FewerThanLimit: fewer Records than the limit matched.
+	FewerThanLimit bool `json:"fewer_than_limit"`
 }
 
 // Search runs a typo-tolerant full-text search: each word of q (the
@@ -72,5 +79,7 @@ func (r *Reader) Search(ctx context.Context, domainID int32, branch string, q Se
 	if err != nil {
 		return nil, translate("search", err)
 	}
+	out.Mode = ModeText
+	out.FewerThanLimit = len(out.Results) < n
 	return out, nil
 }

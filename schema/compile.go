@@ -153,7 +153,49 @@ func compileKind(ps *problems, p string, kd KindDoc, kindAt, linkNames map[strin
 	case a.Type.Valid() && !titleTypes[a.Type]:
 		ps.add(p+".title", CodeNotAllowed, "Title attribute %q has type %s; a title must be text, enum, ulid, integer, number, date or timestamp.", kd.Title, a.Type)
 	}
+	if kd.Embedding != nil {
+		k.Embedding = compileEmbedding(ps, p+".embedding", kd, k)
+	}
 	return k
+}
+
+// modelPattern is what an embedding model name must match.
+var modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$`)
+
+// compileEmbedding checks a Kind's embedding declaration: attributes name
+// distinct text or enum Attributes of the Kind, dims is 1..MaxDims, model
+// is a plausible model name (whether an embedder serves it is the
+// pipeline's check).
+func compileEmbedding(ps *problems, p string, kd KindDoc, k *Kind) *Embedding {
+	ed := kd.Embedding
+	e := &Embedding{Attributes: slices.Clone(ed.Attributes), Dims: ed.Dims, Model: ed.Model}
+	if len(ed.Attributes) == 0 {
+		ps.add(p+".attributes", CodeRequired, "The embedding of kind %q needs the text attributes it embeds.", kd.Name)
+	}
+	seen := map[string]bool{}
+	for i, name := range ed.Attributes {
+		pa := fmt.Sprintf("%s.attributes[%d]", p, i)
+		a, ok := k.index[name]
+		switch {
+		case !ok:
+			ps.add(pa, CodeUnknownAttribute, "%q is not an attribute of kind %q.", name, kd.Name)
+		case a.Type != TypeText && a.Type != TypeEnum:
+			ps.add(pa, CodeNotAllowed, "Attribute %q has type %s; only text and enum attributes can be embedded.", name, a.Type)
+		case seen[name]:
+			ps.add(pa, CodeDuplicate, "Attribute %q is listed twice.", name)
+		}
+		seen[name] = true
+	}
+	if ed.Dims < 1 || ed.Dims > MaxDims {
+		ps.add(p+".dims", CodeInvalidValue, "dims must be between 1 and %d; it is %d.", MaxDims, ed.Dims)
+	}
+	switch {
+	case ed.Model == "":
+		ps.add(p+".model", CodeRequired, "The embedding of kind %q needs a model: %q, %q or the configured embedder's model.", kd.Name, ModelHash, ModelClient)
+	case !modelPattern.MatchString(ed.Model):
+		ps.add(p+".model", CodeInvalidValue, "%q is not a model name: letters, digits and . _ : / -, at most 128.", ed.Model)
+	}
+	return e
 }
 
 func compileAttribute(ps *problems, pa string, ad AttributeDoc, kindAt map[string]string) *Attribute {

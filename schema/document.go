@@ -20,6 +20,17 @@ type KindDoc struct {
 	Name       string         `json:"name"`
 	Title      string         `json:"title"`
 	Attributes []AttributeDoc `json:"attributes"`
+	Embedding  *EmbeddingDoc  `json:"embedding,omitempty"`
+}
+
+// EmbeddingDoc declares how the Records of a Kind are embedded for
+// semantic search: the text Attributes embedded, the vector's dimensions
+// and the model ("hash", "client" or the name of the configured HTTP
+// embedder's model).
+type EmbeddingDoc struct {
+	Attributes []string `json:"attributes"`
+	Dims       int      `json:"dims"`
+	Model      string   `json:"model"`
 }
 
 // AttributeDoc describes one Attribute of a Kind in a Document.
@@ -52,6 +63,8 @@ const (
 	fieldBool
 	fieldStrings
 	fieldObjects
+	fieldObject
+	fieldInt
 )
 
 // shape describes the fields of one document object. The shapes below are
@@ -68,9 +81,13 @@ var (
 		"indexed": {typ: fieldBool}, "search": {typ: fieldBool},
 		"values": {typ: fieldStrings}, "kind": {typ: fieldString},
 	}
+	embeddingShape = shape{
+		"attributes": {typ: fieldStrings}, "dims": {typ: fieldInt}, "model": {typ: fieldString},
+	}
 	kindShape = shape{
 		"name": {typ: fieldString}, "title": {typ: fieldString},
 		"attributes": {typ: fieldObjects, elem: attributeShape},
+		"embedding":  {typ: fieldObject, elem: embeddingShape},
 	}
 	relationShape = shape{
 		"name": {typ: fieldString}, "from": {typ: fieldString}, "to": {typ: fieldString},
@@ -164,6 +181,13 @@ func checkShape(path string, v any, sh shape, ps *problems) {
 				if _, ok := e.(string); !ok {
 					ps.add(fmt.Sprintf("%s[%d]", fp, i), CodeInvalidJSON, "Each entry of %q must be a string, not %s.", k, jsonTypeName(e))
 				}
+			}
+		case fieldObject:
+			checkShape(fp, fv, f.elem, ps)
+		case fieldInt:
+			n, ok := fv.(json.Number)
+			if _, err := n.Int64(); !ok || err != nil {
+				ps.add(fp, CodeInvalidJSON, "%q must be an integer, not %s.", k, jsonTypeName(fv))
 			}
 		case fieldObjects:
 			arr, ok := fv.([]any)

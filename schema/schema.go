@@ -1,10 +1,13 @@
 package schema
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Type is the type of an Attribute's values.
@@ -54,6 +57,7 @@ type Kind struct {
 	Name       string       `json:"name"`
 	Title      string       `json:"title"`      // name of the title Attribute
 	Attributes []*Attribute `json:"attributes"` // document order
+	Embedding  *Embedding   `json:"embedding,omitempty"`
 
 	index map[string]*Attribute
 }
@@ -68,6 +72,58 @@ type Attribute struct {
 	Search   bool     `json:"search,omitempty"`
 	Values   []string `json:"values,omitempty"` // enum values, in document order
 	Kind     string   `json:"kind,omitempty"`   // ref target Kind
+}
+
+// Embedding is a Kind's compiled embedding declaration.
+type Embedding struct {
+	Attributes []string `json:"attributes"` // text or enum Attributes, in the order embedded
+	Dims       int      `json:"dims"`
+	Model      string   `json:"model"`
+}
+
+// The embedding models that need no configuration.
+const (
+	ModelHash   = "hash"   // the built-in deterministic feature-hashing embedder
+	ModelClient = "client" // vectors come only from the changes of commits
+)
+
+// MaxDims bounds an embedding's dimensions: the most pgvector's HNSW index
+// takes for its vector type.
+const MaxDims = 2000
+
+// Spec identifies what an embedding's vectors mean: the Kind, the model,
+// the dimensions and the Attributes embedded. Vectors of different specs
+// are never compared.
+func (e *Embedding) Spec(kind string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", kind, e.Model, e.Dims)
+	for _, a := range e.Attributes {
+		fmt.Fprintf(h, "\x00%s", a)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// Equal reports whether two declarations (either nil) are the same.
+func (e *Embedding) Equal(o *Embedding) bool {
+	if e == nil || o == nil {
+		return e == o
+	}
+	return e.Model == o.Model && e.Dims == o.Dims && slices.Equal(e.Attributes, o.Attributes)
+}
+
+// Text is the text an embedder embeds for a Record's values: the
+// declared Attributes' values, in order, one per line.
+func (e *Embedding) Text(values map[string]any) string {
+	var b strings.Builder
+	for _, a := range e.Attributes {
+		if s, ok := values[a].(string); ok && s != "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(s)
+		}
+	}
+	return b.String()
 }
 
 // Relation is a compiled Relation: a named kind of Link from one Kind to another.
@@ -150,6 +206,9 @@ func (s *Schema) Document() *Document {
 	for _, name := range s.KindNames() {
 		k := s.Kinds[name]
 		kd := KindDoc{Name: k.Name, Title: k.Title, Attributes: make([]AttributeDoc, 0, len(k.Attributes))}
+		if e := k.Embedding; e != nil {
+			kd.Embedding = &EmbeddingDoc{Attributes: slices.Clone(e.Attributes), Dims: e.Dims, Model: e.Model}
+		}
 		for _, a := range k.Attributes {
 			kd.Attributes = append(kd.Attributes, AttributeDoc{
 				Name: a.Name, Type: string(a.Type),

@@ -10,7 +10,9 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/embed"
 	"github.com/lorebase/lorebase/internal/keeper"
+	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -18,7 +20,8 @@ import (
 const demoDomain = "supply"
 
 // demoSchema: Suppliers, Parts made by a Supplier (a ref), Warehouses, and
-// the Relations supplied_by and stocked_at.
+// the Relations supplied_by and stocked_at. Parts embed their names with
+// the built-in hash embedder (search?mode=semantic).
 const demoSchema = `{"kinds": [
   {"name": "Supplier", "title": "name", "attributes": [
     {"name": "name", "type": "text", "required": true, "search": true},
@@ -31,7 +34,8 @@ const demoSchema = `{"kinds": [
   {"name": "Part", "title": "name", "attributes": [
     {"name": "name", "type": "text", "required": true, "search": true},
     {"name": "maker", "type": "ref", "kind": "Supplier", "indexed": true},
-    {"name": "weight_kg", "type": "number"}]}],
+    {"name": "weight_kg", "type": "number"}],
+   "embedding": {"attributes": ["name"], "dims": 64, "model": "hash"}}],
  "relations": [
   {"name": "supplied_by", "from": "Part", "to": "Supplier", "cardinality": "many", "inverse": "supplies"},
   {"name": "stocked_at", "from": "Part", "to": "Warehouse", "cardinality": "many", "inverse": "stocks"}]}`
@@ -44,7 +48,7 @@ func loadDemo(ctx context.Context, s *store.Store, p *commit.Pipeline) (string, 
 		if d, err = s.CreateDomain(ctx, demoDomain); err != nil {
 			return "", err
 		}
-		if err := loadDemoData(ctx, p, d.ID); err != nil {
+		if err := loadDemoData(ctx, s, p, d.ID); err != nil {
 			return "", fmt.Errorf("load the demo data: %w", err)
 		}
 	} else if err != nil {
@@ -57,7 +61,7 @@ func loadDemo(ctx context.Context, s *store.Store, p *commit.Pipeline) (string, 
 	return secret, nil
 }
 
-func loadDemoData(ctx context.Context, p *commit.Pipeline, domainID int32) error {
+func loadDemoData(ctx context.Context, s *store.Store, p *commit.Pipeline, domainID int32) error {
 	if _, err := p.PutSchema(ctx, domainID, "main", &commit.SchemaRequest{
 		Document: json.RawMessage(demoSchema), Author: "keeper demo", Message: "Supply schema",
 	}); err != nil {
@@ -102,9 +106,22 @@ func loadDemoData(ctx context.Context, p *commit.Pipeline, domainID int32) error
 				To: fmt.Sprintf("S-%d", 1001+(i+3)%len(suppliers))})
 		}
 	}
-	_, err := p.Commit(ctx, domainID, "main", &commit.Request{
+	res, err := p.Commit(ctx, domainID, "main", &commit.Request{
 		Message: "Demo suppliers, warehouses and parts", Author: "keeper demo",
 		Provenance: json.RawMessage(`{"tool": "keeper demo"}`), Changes: changes,
 	}, "")
-	return err
+	if err != nil {
+		return err
+	}
+	// The Parts' vectors, now: the demo may be loaded by a process that
+	// runs no jobs (keeper demo). A queued embedding job finds them done.
+	var branchID int32
+	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, domainID).Scan(&branchID); err != nil {
+		return fmt.Errorf("find main: %w", err)
+	}
+	e := &jobs.Embedder{Store: s, Embedders: embed.NewSet(nil)}
+	if _, err := e.EmbedCommit(ctx, jobs.EmbedArgs{DomainID: domainID, BranchID: branchID, Seq: res.Seq}); err != nil {
+		return fmt.Errorf("embed the demo parts: %w", err)
+	}
+	return nil
 }

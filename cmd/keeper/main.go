@@ -174,7 +174,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return p.serveWith(ctx, p.server(cfg, s).Run)
+	return p.serveWith(ctx, p.server(cfg).Run)
 }
 
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -88,6 +88,9 @@ func TestServeRefusesUnmigratedDatabase(t *testing.T) {
 	var records int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records`).Scan(&records))
 	require.Equal(t, 50, records)
+	var vectors int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_vectors WHERE kind = 'Part'`).Scan(&vectors))
+	require.Equal(t, 35, vectors, "the demo Parts embed with the hash embedder")
 
 	_, _, err = runKeeper(t, env, "token", "create", "--domain", "nope", "--name", "cli", "--role", "writer")
 	require.ErrorIs(t, err, store.ErrNotFound)

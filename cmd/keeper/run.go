@@ -73,7 +73,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if err != nil {
 		return err
 	}
-	token, err := loadDemo(ctx, s, p.pipeline)
+	token, err := loadDemo(ctx, s, p.Pipeline)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ Lorebase is running at %[1]s (Ctrl-C stops it).
   try: curl -H "Authorization: Bearer %[4]s" %[1]s/v1/domains/%[3]s/branches/main/records?kind=Supplier
   health %[1]s/healthz   readiness %[1]s/readyz   metrics %[1]s/metrics
 `, base, cfg.AdminToken, demoDomain, token)
-	srv := p.server(cfg, s)
+	srv := p.server(cfg)
 	return p.serveWith(ctx, func(ctx context.Context) error { return srv.Serve(ctx, ln) })
 }
 

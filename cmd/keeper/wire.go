@@ -6,74 +6,34 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-
-	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/commit/merge"
+	"github.com/lorebase/lorebase/internal/assembly"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
-	"github.com/lorebase/lorebase/jobs"
-	"github.com/lorebase/lorebase/reads"
-	"github.com/lorebase/lorebase/schema"
 	"github.com/lorebase/lorebase/store"
 )
 
-// parts are Keeper's working pieces over one store: the one River client of
-// the process (it runs the jobs, and the pipeline and the branch routes
-// queue jobs through it in their own transactions), the commit pipeline
-// and the reads.
+// parts are Keeper's working pieces over one store (internal/assembly),
+// with what serving them needs: the log and the jobs' stop budget.
 type parts struct {
-	river    *river.Client[pgx.Tx]
-	pipeline *commit.Pipeline
-	reader   *reads.Reader
-	merges   *merge.Engine
+	*assembly.Parts
 	log      *slog.Logger
 	stop     time.Duration // jobs.stop_timeout
-	sweeper  *jobs.Sweeper
-	sweepInt time.Duration
+	sweepInt time.Duration // jobs.sweep_interval
 }
 
-// assemble builds the River client that runs the jobs (index builds,
-// branch copies and deletions, batches sized by jobs.batch_target and
-// jobs.batch_contended, and the merge.proposal job), logging through log,
-// rescuing jobs stuck past jobs.rescue_stuck_after; the pipeline, whose
-// schema changes queue the per-Attribute index builds in the same
-// transaction; the merge engine, which queues merges past
-// merge.job_threshold through the same client; and the sweeper of stuck
-// branches and expired idempotency keys.
+// assemble builds the parts (assembly.Build), logging through log.
 func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, error) {
-	jc := jobs.ConfigFrom(cfg)
-	workers := jobs.NewWorkersWith(s, jc)
-	// The hooks below call client once it exists: it is created after the
-	// merge worker, which needs the pipeline, is registered.
-	var client *river.Client[pgx.Tx]
-	cc := commit.ConfigFrom(cfg)
-	cc.OnSchemaChange = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
-		return jobs.EnqueueIndexBuilds(ctx, client, tx, domainID, branchID, old, new)
+	p, err := assembly.Build(cfg, s, assembly.Options{Log: log})
+	if err != nil {
+		return nil, err
 	}
-	cc.IndexBuilds = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
-		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
-	}
-	cc.IndexName = jobs.IndexName
-	pipeline := commit.New(s, cc)
-	jobs.AddMergeWorker(workers, merge.New(s, pipeline))
-	var err error
-	if client, err = jobs.NewClientWith(s.Pool, workers, nil, jc, log); err != nil {
-		return nil, fmt.Errorf("create job client: %w", err)
-	}
-	merges := merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)})
-	return &parts{river: client, pipeline: pipeline, reader: reads.New(s, reads.ConfigFrom(cfg)), merges: merges,
-		log: log, stop: cfg.Jobs.StopTimeout,
-		sweeper:  &jobs.Sweeper{Store: s, Client: client, IdempotencyTTL: cfg.Write.IdempotencyTTL, Log: log},
-		sweepInt: cfg.Jobs.SweepInterval}, nil
+	return &parts{Parts: p, log: log, stop: cfg.Jobs.StopTimeout, sweepInt: cfg.Jobs.SweepInterval}, nil
 }
 
 // server is the HTTP server over the parts, queueing branch jobs and big
 // merges through the same River client.
-func (p *parts) server(cfg config.Config, s *store.Store) *keeper.Server {
-	return keeper.New(cfg, keeper.Parts{Store: s, Pipeline: p.pipeline, Reader: p.reader, Merges: p.merges,
-		Jobs: jobs.Queue(p.river), Log: p.log})
+func (p *parts) server(cfg config.Config) *keeper.Server {
+	return keeper.New(cfg, p.Keeper(p.log))
 }
 
 // serveWith starts the job client, serves HTTP until ctx ends, then stops
@@ -83,7 +43,7 @@ func (p *parts) server(cfg config.Config, s *store.Store) *keeper.Server {
 // back its batch and is retried by the next Keeper).
 func (p *parts) serveWith(ctx context.Context, serve func(context.Context) error) error {
 	jobsCtx := context.WithoutCancel(ctx)
-	if err := p.river.Start(jobsCtx); err != nil {
+	if err := p.River.Start(jobsCtx); err != nil {
 		return fmt.Errorf("start jobs: %w", err)
 	}
 	// The sweep re-queues the job of any branch left copying or deleting
@@ -92,18 +52,18 @@ func (p *parts) serveWith(ctx context.Context, serve func(context.Context) error
 	swept := make(chan struct{})
 	go func() {
 		defer close(swept)
-		p.sweeper.Run(sweepCtx, p.sweepInt)
+		p.Sweeper.Run(sweepCtx, p.sweepInt)
 	}()
 	err := serve(ctx)
 	stopSweep()
 	<-swept
 	stopCtx, cancel := context.WithTimeout(jobsCtx, p.stop)
 	defer cancel()
-	if serr := p.river.Stop(stopCtx); serr != nil {
+	if serr := p.River.Stop(stopCtx); serr != nil {
 		p.log.Warn("jobs did not finish within jobs.stop_timeout; cancelling them (they will be retried)", "err", serr)
 		hardCtx, hardCancel := context.WithTimeout(jobsCtx, 5*time.Second)
 		defer hardCancel()
-		if herr := p.river.StopAndCancel(hardCtx); herr != nil {
+		if herr := p.River.StopAndCancel(hardCtx); herr != nil {
 			p.log.Error("jobs did not stop after cancellation", "err", herr)
 		}
 	}

@@ -46,6 +46,7 @@ type searchIn struct {
 	Common
 	Branch string `json:"branch,omitempty" jsonschema:"the branch to read (default main)"`
 	Q      string `json:"q" jsonschema:"the text to search for; typos are corrected and partial matches ranked"`
+	Mode   string `json:"mode,omitempty" jsonschema:"text (default: by words), semantic (by meaning: Kinds that declare an embedding) or hybrid (both, fused)"`
 	Kind   string `json:"kind,omitempty" jsonschema:"only Records of this Kind"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"at most this many results (default 20)"`
 	At     string `json:"at,omitempty" jsonschema:"read as of this Revision id"`
@@ -156,10 +157,10 @@ func (t *tools) register(s *mcp.Server) {
 		return &mcp.ToolAnnotations{DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
 	}
 	add(s, &mcp.Tool{Name: "search", Annotations: read,
-		Description: "Full-text search of a branch, typo-tolerant with partial matching: {results:[{key,kind,title,score,match}], corrections}."},
+		Description: "Search a branch by words (mode text: typo-tolerant, partial matching), by meaning (mode semantic) or both (mode hybrid): {results:[{key,kind,title,score,match}], corrections, mode, fewer_than_limit}."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
 			return t.do(ctx, req, in.Trace, call{method: http.MethodGet, path: branchPath(in.Branch) + "/search",
-				query: values("q", in.Q, "kind", in.Kind, "limit", num(in.Limit), "at", in.At)})
+				query: values("q", in.Q, "mode", in.Mode, "kind", in.Kind, "limit", num(in.Limit), "at", in.At)})
 		})
 	add(s, &mcp.Tool{Name: "get_record", Annotations: read,
 		Description: "One Record: {key,kind,title,values,revision}."},

@@ -11,13 +11,15 @@ type Config struct {
 	HTTP     HTTP
 	Store    Store
 	Search   Search
-	Read     Read
-	Write    Write
-	Jobs     Jobs
-	Branches Branches
-	Merge    Merge
-	Auth     Auth
-	Quota    Quota
+	// Embeddings configures the HTTP embedder of semantic search.
+	Embeddings Embeddings
+	Read       Read
+	Write      Write
+	Jobs       Jobs
+	Branches   Branches
+	Merge      Merge
+	Auth       Auth
+	Quota      Quota
 	// AdminToken is the bootstrap admin's bearer token; empty disables it.
 	AdminToken string
 }
@@ -74,7 +76,31 @@ type StoreReads struct {
 
 // Search is the search.* section.
 type Search struct {
-	Partial SearchPartial
+	Partial  SearchPartial
+	Semantic SearchSemantic
+	Hybrid   SearchHybrid
+}
+
+// SearchSemantic is the search.semantic.* section.
+type SearchSemantic struct {
+	EfSearch int
+}
+
+// SearchHybrid is the search.hybrid.* section.
+type SearchHybrid struct {
+	RRFK           int
+	TextWeight     int
+	SemanticWeight int
+}
+
+// Embeddings is the embeddings.* section: the HTTP embedder.
+type Embeddings struct {
+	URL               string
+	Model             string
+	APIKey            string
+	BatchSize         int
+	RequestsPerSecond int
+	MaxRetries        int
 }
 
 // SearchPartial is the search.partial.* section.

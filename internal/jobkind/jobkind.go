@@ -12,6 +12,14 @@ const (
 	BranchDelete = "store.branch_delete"
 	// IndexDrop drops a per-Attribute index a schema change left unused.
 	IndexDrop = "store.index_drop"
+	// Embed embeds the Records one commit wrote.
+	Embed = "semantic.embed"
+	// Reembed embeds every Record of a Kind of a branch after its
+	// embedding declaration changed.
+	Reembed = "semantic.reembed"
+	// VectorIndex builds the HNSW index of a Domain's vectors of one
+	// embedding spec (pgvector only).
+	VectorIndex = "semantic.index"
 	// Merge lands a Proposal's merge too large for its request.
 	Merge = "merge.proposal"
 )

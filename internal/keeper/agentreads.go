@@ -1,10 +1,14 @@
 package keeper
 
 import (
+	"fmt"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/schema"
 )
 
 // recordPath reads the branch and the key of a .../records/{key}/... path.
@@ -141,42 +145,114 @@ func (s *Server) getLineage(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// search: GET .../branches/{branch}/search?q=..&kind=K&limit=20&at=REV.
+// search: GET .../branches/{branch}/search?q=..&kind=K&limit=20&at=REV
+// &mode=text|semantic|hybrid, with vector=0.1,0.2,.. (semantic),
+// attribute=A&value=V (semantic) and text_weight/semantic_weight (hybrid).
 func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	branch, err := branchParam(r)
 	if err != nil {
 		return err
 	}
-	if err := checkQuery(r, "q", "kind", "limit", "at"); err != nil {
+	if err := checkQuery(r, "q", "kind", "limit", "at", "mode", "vector", "attribute", "value", "text_weight", "semantic_weight"); err != nil {
 		return err
 	}
-	var q reads.SearchQuery
-	if q.Q, err = queryString(r, "q"); err != nil {
+	mode, err := queryString(r, "mode")
+	if err != nil {
 		return err
 	}
-	if q.Q == "" {
-		return badRequest("q", "required", "q is the text to search for: ?q=hex+bolt.")
-	}
-	if q.Kind, err = queryString(r, "kind"); err != nil {
+	var sq reads.SemanticQuery
+	if sq.Q, err = queryString(r, "q"); err != nil {
 		return err
 	}
-	if q.Kind != "" {
-		if err := checkName("kind", q.Kind); err != nil {
+	if sq.Kind, err = queryString(r, "kind"); err != nil {
+		return err
+	}
+	if sq.Kind != "" {
+		if err := checkName("kind", sq.Kind); err != nil {
 			return err
 		}
 	}
-	if q.Limit, err = queryInt(r, "limit", 20, 1, s.cfg.Read.Page.MaxLimit); err != nil {
+	if sq.Limit, err = queryInt(r, "limit", 20, 1, s.cfg.Read.Page.MaxLimit); err != nil {
 		return err
 	}
-	if q.At, err = queryString(r, "at"); err != nil {
+	if sq.At, err = queryString(r, "at"); err != nil {
 		return err
 	}
-	out, err := s.reads.Search(r.Context(), domainFrom(r.Context()).ID, branch, q)
+	extra := []string{"vector", "attribute", "value", "text_weight", "semantic_weight"}
+	switch mode {
+	case "", reads.ModeText:
+		for _, p := range extra {
+			if r.URL.Query().Has(p) {
+				return badRequest(p, "not_allowed", fmt.Sprintf("%s applies to mode=semantic or mode=hybrid, not to full-text search.", p))
+			}
+		}
+		if sq.Q == "" {
+			return badRequest("q", "required", "q is the text to search for: ?q=hex+bolt.")
+		}
+		out, err := s.reads.Search(r.Context(), domainFrom(r.Context()).ID, branch,
+			reads.SearchQuery{Q: sq.Q, Kind: sq.Kind, Limit: sq.Limit, At: sq.At})
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	case reads.ModeSemantic, reads.ModeHybrid:
+	default:
+		return badRequest("mode", "invalid_value", "mode is text (the default), semantic or hybrid.")
+	}
+	if sq.Attribute, err = queryString(r, "attribute"); err != nil {
+		return err
+	}
+	if sq.Value, err = queryString(r, "value"); err != nil {
+		return err
+	}
+	if sq.TextWeight, err = queryInt(r, "text_weight", -1, 0, 100); err != nil {
+		return err
+	}
+	if sq.SemanticWeight, err = queryInt(r, "semantic_weight", -1, 0, 100); err != nil {
+		return err
+	}
+	if r.URL.Query().Has("vector") {
+		raw, err := queryString(r, "vector")
+		if err != nil {
+			return err
+		}
+		if sq.Vector, err = parseVectorParam(raw); err != nil {
+			return err
+		}
+	}
+	if mode == reads.ModeSemantic && sq.Q == "" && sq.Vector == nil {
+		return badRequest("q", "required", "mode=semantic needs q (text, embedded by the kind's embedder) or vector (comma-separated numbers).")
+	}
+	var out *reads.SearchResults
+	if mode == reads.ModeSemantic {
+		out, err = s.reads.Semantic(r.Context(), domainFrom(r.Context()).ID, branch, sq)
+	} else {
+		out, err = s.reads.Hybrid(r.Context(), domainFrom(r.Context()).ID, branch, sq)
+	}
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// parseVectorParam reads vector=: comma-separated finite numbers, at most
+// schema.MaxDims of them.
+func parseVectorParam(raw string) ([]float32, error) {
+	parts := strings.Split(raw, ",")
+	if raw == "" || len(parts) > schema.MaxDims {
+		return nil, badRequest("vector", "invalid_vector", fmt.Sprintf("vector is 1 to %d comma-separated numbers: ?vector=0.12,-0.5,0.33.", schema.MaxDims))
+	}
+	out := make([]float32, len(parts))
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, badRequest("vector", "invalid_vector", fmt.Sprintf("entry %d of vector (%.40q) is not a finite number.", i, p))
+		}
+		out[i] = float32(f)
+	}
+	return out, nil
 }
 
 // resolve: GET .../branches/{branch}/resolve?mention=..&kind=K&limit=10.
@@ -185,7 +261,7 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkQuery(r, "mention", "kind", "limit"); err != nil {
+	if err := checkQuery(r, "mention", "kind", "limit", "semantic"); err != nil {
 		return err
 	}
 	mention, err := queryString(r, "mention")
@@ -208,7 +284,14 @@ func (s *Server) resolve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := s.reads.Resolve(r.Context(), domainFrom(r.Context()).ID, branch, mention, kind, limit)
+	sem, err := queryString(r, "semantic")
+	if err != nil {
+		return err
+	}
+	if sem != "" && sem != "true" && sem != "false" {
+		return badRequest("semantic", "invalid_value", "semantic is true or false.")
+	}
+	out, err := s.reads.ResolveWith(r.Context(), domainFrom(r.Context()).ID, branch, mention, kind, limit, sem == "true")
 	if err != nil {
 		return err
 	}

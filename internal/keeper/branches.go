@@ -157,6 +157,9 @@ type schemaView struct {
 	Document json.RawMessage `json:"document"`
 	Compiled json.RawMessage `json:"compiled"`
 	Revision *string         `json:"revision"`
+	// VectorSearch is how semantic search finds vectors here: exact, or
+	// hnsw where pgvector is installed.
+	VectorSearch string `json:"vector_search"`
 }
 
 // getSchema: GET .../branches/{branch}/schema → {document, compiled, revision}.
@@ -170,13 +173,14 @@ func (s *Server) getSchema(w http.ResponseWriter, r *http.Request) error {
 	}
 	var out *schemaView
 	err = s.store.Read(r.Context(), domainFrom(r.Context()).ID, `SELECT s.document, s.compiled,
-			(SELECT v.id FROM revisions v WHERE v.domain_id = lb_domain() AND v.seq = s.seq AND s.seq > 0)
+			(SELECT v.id FROM revisions v WHERE v.domain_id = lb_domain() AND v.seq = s.seq AND s.seq > 0),
+			CASE WHEN EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') THEN 'hnsw' ELSE 'exact' END
 		FROM refs r JOIN schemas s ON s.domain_id = r.domain_id AND s.branch_id = r.id
 		WHERE r.domain_id = lb_domain() AND r.name = $1 AND r.state <> 'deleting'`, []any{name},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				var v schemaView
-				if err := rows.Scan(&v.Document, &v.Compiled, &v.Revision); err != nil {
+				if err := rows.Scan(&v.Document, &v.Compiled, &v.Revision, &v.VectorSearch); err != nil {
 					return fmt.Errorf("scan schema: %w", err)
 				}
 				out = &v

@@ -14,9 +14,12 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 // readiness is the body of /readyz. It needs no token, so it says what is
 // missing but not which versions the database is at (they are logged).
 type readiness struct {
-	Status   string   `json:"status"`
-	Database string   `json:"database"`
-	Missing  []string `json:"missing,omitempty"`
+	Status   string `json:"status"`
+	Database string `json:"database"`
+	// VectorSearch is how semantic search runs: exact, or hnsw where
+	// pgvector is installed.
+	VectorSearch string   `json:"vector_search,omitempty"`
+	Missing      []string `json:"missing,omitempty"`
 }
 
 // readyz is readiness: the database answers and its migrations are up to
@@ -51,6 +54,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, http.StatusServiceUnavailable, out)
 		return
+	}
+	var hnsw bool
+	if err := s.store.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')`).Scan(&hnsw); err != nil {
+		s.log.WarnContext(ctx, "readiness: extensions unreadable", "error", err.Error())
+	} else if hnsw {
+		out.VectorSearch = "hnsw"
+	} else {
+		out.VectorSearch = "exact"
 	}
 	writeJSON(w, http.StatusOK, out)
 }

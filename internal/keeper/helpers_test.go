@@ -237,7 +237,7 @@ func (e *env) rowCounts() map[string]int {
 // domainTables are the tables holding Domain data.
 var domainTables = []string{"tokens", "refs", "schemas", "revisions", "objects", "idempotency_keys",
 	"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon",
-	"merge_bases", "proposals", "proposal_resolutions"}
+	"merge_bases", "proposals", "proposal_resolutions", "mat_vectors"}
 
 // branchPath is the path of a branch, its name escaped.
 func branchPath(domain, branch string) string {

@@ -14,15 +14,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
-	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/commit/merge"
+	"github.com/lorebase/lorebase/internal/assembly"
 	"github.com/lorebase/lorebase/internal/config"
 	"github.com/lorebase/lorebase/internal/keeper"
 	"github.com/lorebase/lorebase/internal/pgtest"
-	"github.com/lorebase/lorebase/jobs"
-	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -45,8 +41,8 @@ type Options struct {
 	// Log receives Keeper's and River's log. nil: New writes warnings and
 	// errors to the test's log; Start discards it.
 	Log *slog.Logger
-	// NoJobs starts no River client: no job runs, the branch routes have no
-	// queue and merges of any size run in the request.
+	// NoJobs starts no River client: no job runs and the branch routes
+	// have no queue (merges past merge.job_threshold are queued and wait).
 	NoJobs bool
 	// Handler wraps Keeper's handler before it is served (an OpenAPI check,
 	// say); nil serves it as is.
@@ -121,17 +117,23 @@ func Start(ctx context.Context, ownerURL, appURL string, opts Options) (_ *Keepe
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	k.closers = append(k.closers, k.Store.Close)
-	pipeline := commit.New(k.Store, commit.ConfigFrom(cfg))
-	mc := merge.Config{JobThreshold: cfg.Merge.JobThreshold}
-	parts := keeper.Parts{Store: k.Store, Pipeline: pipeline, Reader: reads.New(k.Store, reads.ConfigFrom(cfg)), Log: k.log}
-	if !opts.NoJobs {
-		if k.Jobs, err = k.startJobs(ctx, pipeline, cfg); err != nil {
+	p, err := assembly.Build(cfg, k.Store, assembly.Options{Log: k.log, TuneRiver: func(rc *river.Config) {
+		// Tests wait little for their jobs.
+		rc.FetchCooldown = 10 * time.Millisecond
+		rc.FetchPollInterval = 50 * time.Millisecond
+	}})
+	if err != nil {
+		return nil, err
+	}
+	parts := p.Keeper(k.log)
+	if opts.NoJobs {
+		parts.Jobs = store.BranchJobs{}
+	} else {
+		if err := k.startJobs(ctx, p.River); err != nil {
 			return nil, err
 		}
-		mc.Enqueue = jobs.QueueMerge(k.Jobs)
-		parts.Jobs = jobs.Queue(k.Jobs)
+		k.Jobs = p.River
 	}
-	parts.Merges = merge.NewWith(k.Store, pipeline, mc)
 	k.Server = keeper.New(cfg, parts)
 	k.closers = append(k.closers, k.Server.Close)
 	h := k.Server.Handler()
@@ -148,25 +150,12 @@ func Start(ctx context.Context, ownerURL, appURL string, opts Options) (_ *Keepe
 	return k, nil
 }
 
-// startJobs starts a River client with every worker (the merge worker
-// committing through pipeline), fetching often so that tests wait little
-// for their jobs.
-func (k *Keeper) startJobs(ctx context.Context, pipeline *commit.Pipeline, cfg config.Config) (*river.Client[pgx.Tx], error) {
-	workers := jobs.NewWorkersWith(k.Store, jobs.ConfigFrom(cfg))
-	jobs.AddMergeWorker(workers, merge.New(k.Store, pipeline))
-	client, err := river.NewClient(riverpgxv5.New(k.Store.Pool), &river.Config{
-		Workers:           workers,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 2}},
-		FetchCooldown:     10 * time.Millisecond,
-		FetchPollInterval: 50 * time.Millisecond,
-		Logger:            k.log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create job client: %w", err)
-	}
+// startJobs starts the River client (every worker; the merge worker
+// commits through Keeper's pipeline) and stops it on Close.
+func (k *Keeper) startJobs(ctx context.Context, client *river.Client[pgx.Tx]) error {
 	// The jobs outlive the caller's context: Close stops them.
 	if err := client.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, fmt.Errorf("start jobs: %w", err)
+		return fmt.Errorf("start jobs: %w", err)
 	}
 	k.closers = append(k.closers, func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), stopJobsTimeout)
@@ -175,7 +164,7 @@ func (k *Keeper) startJobs(ctx context.Context, pipeline *commit.Pipeline, cfg c
 			k.log.Warn("stop jobs", "err", err)
 		}
 	})
-	return client, nil
+	return nil
 }
 
 // Close stops the HTTP server, Keeper, the jobs and the store, in that

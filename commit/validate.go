@@ -110,32 +110,58 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		return fmt.Errorf("read records: %w", err)
 	}
 
-	// The foreign-key Links of a Record are named by its ref Attributes: the
-	// relation narrows the index range to them.
-	refList := make([]string, 0, len(refNames))
-	for n := range refNames {
-		refList = append(refList, n)
+	// The foreign-key Links of a Record are named by the ref Attributes of
+	// its Kind (a ref Attribute changes type or goes away only once no
+	// Record holds a value for it, so no other foreign-key Link exists):
+	// one index probe per Record and ref Attribute.
+	type pair struct{ key, relation string }
+	pairs := map[pair]struct{}{}
+	addPairs := func(key, kind string) {
+		if k, ok := st.sch.Kind(kind); ok {
+			for _, a := range k.RefAttributes() {
+				pairs[pair{key, a.Name}] = struct{}{}
+			}
+		}
+	}
+	for _, c := range changes {
+		if _, ok := fkSet[c.key]; !ok {
+			continue
+		}
+		switch c.op {
+		case opPut:
+			addPairs(c.key, c.kind)
+		case opPatch:
+			if r := st.records[c.key]; r != nil && r.had {
+				addPairs(c.key, r.oldKind)
+			}
+		}
+	}
+	fkKeys := make([]string, 0, len(pairs))
+	fkRels := make([]string, 0, len(pairs))
+	for pk := range pairs {
+		fkKeys, fkRels = append(fkKeys, pk.key), append(fkRels, pk.relation)
 	}
 	linkSQL := `SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($1::text[])
 		UNION ALL
-		SELECT from_key, relation, to_key, origin FROM mat_links
-		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($3::text[])
-		  AND relation = ANY($4::text[]) AND origin = 'r'
+		SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($3::text[], $4::text[]) AS k(key, relation)
+		JOIN mat_links l ON l.domain_id = ` + D + ` AND l.branch_id = ` + B + ` AND l.from_key = k.key AND l.relation = k.relation
+		WHERE NOT l.deleted AND l.origin = 'r'
 		UNION ALL
 		SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND to_key = ANY($2::text[])`
 	if through {
 		// lb_state_links answers Links with either end among the keys:
-		// keep the outgoing Links of fromSet, the foreign-key Links of
-		// fkSet and the incoming of delSet.
-		linkSQL = `SELECT from_key, relation, to_key, origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[] || $3::text[])
-		WHERE from_key = ANY($1::text[]) OR to_key = ANY($2::text[])
-		   OR (from_key = ANY($3::text[]) AND relation = ANY($4::text[]) AND origin = 'r')`
+		// keep the outgoing Links of fromSet, the foreign-key Links of the
+		// pairs and the incoming of delSet.
+		linkSQL = `SELECT s.from_key, s.relation, s.to_key, s.origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[] || $3::text[]) s
+		WHERE s.from_key = ANY($1::text[]) OR s.to_key = ANY($2::text[])
+		   OR (s.origin = 'r' AND EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS k(key, relation)
+		                                  WHERE k.key = s.from_key AND k.relation = s.relation))`
 	}
 	// A Link may come twice (out of one Record and into another): the map
 	// keeps it once.
-	rows, err = tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet), setList(fkSet), refList)
+	rows, err = tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet), fkKeys, fkRels)
 	if err != nil {
 		return fmt.Errorf("read links: %w", err)
 	}

@@ -56,7 +56,15 @@ func run() error {
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
 	skipMerges := fs.Bool("skip-merges", false, "leave out the Proposal and merge measurement")
 	partsFlag := fs.String("parts", "all", "comma-separated parts to measure: "+strings.Join(perf.PartNames(), ", ")+" (or all)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	_ = fs.Parse(os.Args[1:])
+	if *cpuProfile != "" {
+		stopProfile, err := perf.StartCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	parts, err := perf.ParseParts(*partsFlag)
 	if err != nil {
 		return err

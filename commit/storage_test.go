@@ -90,3 +90,17 @@ func TestLexiconFollowsCommits(t *testing.T) {
 	require.NoError(t, b.store.Pool.QueryRow(b.ctx, `SELECT count(*) FROM mat_lexicon WHERE domain_id = $1 AND records <= 0`, b.domain).Scan(&zero))
 	require.Zero(t, zero, "words no Record holds leave the lexicon")
 }
+
+// TestRevisionChangesStoredWithLZ4 checks that a Revision's change list,
+// large enough to be compressed, is stored with lz4 (migration 0007).
+func TestRevisionChangesStoredWithLZ4(t *testing.T) {
+	t.Parallel()
+	b := setup(t, commit.Config{})
+	res := b.commit(t, benchChanges(1, 200)...)
+	var method *string
+	err := b.store.Pool.QueryRow(b.ctx, `SELECT pg_column_compression(changes) FROM revisions WHERE domain_id = $1 AND id = $2`,
+		b.domain, res.Revision).Scan(&method)
+	require.NoError(t, err)
+	require.NotNil(t, method, "a change list of 200 changes is compressed")
+	require.Equal(t, "lz4", *method)
+}

@@ -22,3 +22,11 @@ func StartCPUProfile(path string) (stop func(), err error) {
 		_ = f.Close()
 	}, nil
 }
+
+// IsTerminal reports whether f is a terminal (a character device): the
+// perf commands draw a progress bar there and write progress lines
+// elsewhere.
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

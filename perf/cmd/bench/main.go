@@ -80,7 +80,7 @@ func run() error {
 	}
 	defer srv.Close() //nolint:errcheck // stopping the server on exit
 	fx, err := srv.Fixture(ctx, perf.FixtureOptions{
-		Load:         perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize, Progress: os.Stderr},
+		Load:         perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize, Progress: os.Stderr, ProgressBar: perf.IsTerminal(os.Stderr)},
 		SeedDatabase: f.SeedDatabase,
 		Database:     f.Database,
 		Keep:         f.Keep,

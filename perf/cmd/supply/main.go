@@ -72,7 +72,7 @@ func run() error {
 		}
 	}
 	res, err := perf.LoadDatabase(ctx, url, perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize,
-		Progress: os.Stderr, StopAfter: *stopAfter})
+		Progress: os.Stderr, ProgressBar: perf.IsTerminal(os.Stderr), StopAfter: *stopAfter})
 	if err != nil {
 		return err
 	}

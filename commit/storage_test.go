@@ -40,9 +40,9 @@ func (b *bundle) lexiconDiff(t testing.TB) []string {
 
 // TestLexiconFollowsCommits checks the word lexicon the mat_records
 // triggers keep against the words of the Records after each commit: new
-// Records, updates that keep their words (the common case the update
-// trigger skips), updates that change them, deletions, puts again after a
-// deletion and a Record put again under another Kind.
+// Records, updates that keep their words (the common case), updates that
+// change them, deletions, puts again after a deletion and a Record put
+// again under another Kind.
 func TestLexiconFollowsCommits(t *testing.T) {
 	t.Parallel()
 	b := setup(t, commit.Config{})

@@ -123,17 +123,21 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 			}
 		}
 	}
+	// A Record that does not exist yet has no Links to read (a deleted
+	// one's were removed with it).
 	for _, c := range changes {
 		if _, ok := fkSet[c.key]; !ok {
+			continue
+		}
+		r := st.records[c.key]
+		if r == nil || !r.had {
 			continue
 		}
 		switch c.op {
 		case opPut:
 			addPairs(c.key, c.kind)
 		case opPatch:
-			if r := st.records[c.key]; r != nil && r.had {
-				addPairs(c.key, r.oldKind)
-			}
+			addPairs(c.key, r.oldKind)
 		}
 	}
 	fkKeys := make([]string, 0, len(pairs))

@@ -22,9 +22,10 @@ import (
 // loads into.
 const killChildEnv = "LOREBASE_PERF_KILLED_LOAD_URL"
 
-var killedCfg = supply.Config{Seed: 9, Scale: 4, ExtraLinks: 1}
-
-const killedBatch = 50
+// killedLoad is the load the child runs and the test resumes.
+func killedLoad() perf.LoadOptions {
+	return perf.LoadOptions{Supply: supply.Config{Seed: 9, Scale: 4, ExtraLinks: 1}, BatchSize: 50}
+}
 
 // TestLoadKilled kills (SIGKILL) a process loading the dataset once it has
 // committed a few batches, then loads again: the second load skips what the
@@ -37,7 +38,9 @@ func TestLoadKilled(t *testing.T) {
 		s, err := store.Open(ctx, url, store.Config{})
 		require.NoError(t, err)
 		defer s.Close()
-		_, err = perf.Load(ctx, s, perf.LoadOptions{Supply: killedCfg, BatchSize: killedBatch, SkipVacuum: true})
+		opts := killedLoad()
+		opts.SkipVacuum = true
+		_, err = perf.Load(ctx, s, opts)
 		require.NoError(t, err)
 		return
 	}
@@ -70,13 +73,13 @@ func TestLoadKilled(t *testing.T) {
 	require.NotContains(t, out.String(), "PASS", "the child was killed before it finished")
 
 	before := loadCommits()
-	res, err := perf.Load(ctx, s, perf.LoadOptions{Supply: killedCfg, BatchSize: killedBatch})
+	res, err := perf.Load(ctx, s, killedLoad())
 	require.NoError(t, err)
 	require.True(t, res.Complete)
 	require.Equal(t, before, res.Skipped, "the load goes on after the last batch the killed one committed")
 	require.Less(t, res.Skipped, res.Batches)
 	require.Equal(t, res.Batches-before, res.Committed)
-	checkLoaded(t, s, res.DomainID, killedCfg)
+	checkLoaded(t, s, res.DomainID, killedLoad().Supply)
 	var revisions int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM revisions WHERE domain_id = $1`, res.DomainID).Scan(&revisions))
 	require.Equal(t, res.Batches+1, revisions, "the schema commit and one commit per batch")

@@ -72,12 +72,8 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	// A branch that reads through its base (an overlay, a copy still
 	// copying) reads the effective state of its level chain; one that owns
 	// all its rows reads them directly.
-	// The keys are joined from unnest rather than matched with = ANY: with
-	// thousands of keys, planning = ANY took about 100 ms and its index scan
-	// several times the nested loop's time (EXPLAIN ANALYZE, 3,000 keys).
-	recSQL := `SELECT m.key, m.kind, m.values, m.lineage, m.created_seq, m.versions FROM unnest($1::text[]) AS k(key)
-		JOIN mat_records m ON m.domain_id = ` + D + ` AND m.branch_id = ` + B + ` AND m.key = k.key
-		WHERE NOT m.deleted`
+	recSQL := `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
+		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND key = ANY($1::text[])`
 	if through {
 		recSQL = `SELECT key, kind, values, lineage, created_seq, versions FROM lb_state_records(` + B + `, $1::text[])`
 	}
@@ -149,17 +145,15 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	for pk := range pairs {
 		fkKeys, fkRels = append(fkKeys, pk.key), append(fkRels, pk.relation)
 	}
-	linkSQL := `SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($1::text[]) AS k(key)
-		JOIN mat_links l ON l.domain_id = ` + D + ` AND l.branch_id = ` + B + ` AND l.from_key = k.key
-		WHERE NOT l.deleted
+	linkSQL := `SELECT from_key, relation, to_key, origin FROM mat_links
+		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($1::text[])
 		UNION ALL
 		SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($3::text[], $4::text[]) AS k(key, relation)
 		JOIN mat_links l ON l.domain_id = ` + D + ` AND l.branch_id = ` + B + ` AND l.from_key = k.key AND l.relation = k.relation
 		WHERE NOT l.deleted AND l.origin = 'r'
 		UNION ALL
-		SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($2::text[]) AS k(key)
-		JOIN mat_links l ON l.domain_id = ` + D + ` AND l.branch_id = ` + B + ` AND l.to_key = k.key
-		WHERE NOT l.deleted`
+		SELECT from_key, relation, to_key, origin FROM mat_links
+		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND to_key = ANY($2::text[])`
 	if through {
 		// lb_state_links answers Links with either end among the keys:
 		// keep the outgoing Links of fromSet, the foreign-key Links of the

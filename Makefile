@@ -53,9 +53,12 @@ PERF_PORT ?= 55432
 PERF_PROFILE ?= 1m
 PERF_OUT ?= docs/perf
 PERF_FLAGS ?=
+# PERF_PARTS names the parts to measure (--parts of perf/cmd/bench), e.g.
+# PERF_PARTS=reads,writes; empty: every part.
+PERF_PARTS ?=
 PERF_PG = $(GO) run ./perf/cmd/perfpg
 PERF_BENCH = $(GO) run ./perf/cmd/bench --extra-links 4 --profile $(PERF_PROFILE) \
-	--database-url "$$($(PERF_PG) url --dir $(PERF_DIR))"
+	--database-url "$$($(PERF_PG) url --dir $(PERF_DIR))" $(if $(PERF_PARTS),--parts $(PERF_PARTS))
 
 perf-up:
 	@$(PERF_PG) up --dir $(PERF_DIR) --port $(PERF_PORT) --profile $(PERF_PROFILE)

@@ -16,7 +16,12 @@ import (
 
 // load reads, in one statement per table, every stored Record and Link the
 // commit reads: the Records it changes, links or refers to; every Link out
-// of a Record it changes or links from; every Link into a Record it deletes.
+// of a Record it deletes or links from (and out of every Record it puts or
+// patches when the schema has a required Relation); the foreign-key Links
+// out of the other Records it puts or patches; every Link into a Record it
+// deletes. A put or patch cannot change a Record's Kind (that takes a
+// deletion first), so its stored Links neither change nor need a check
+// unless a link, an unlink or a required Relation involves them.
 func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through bool, st *state, changes []*change) error {
 	refNames := map[string]bool{}
 	for _, k := range st.sch.Kinds {
@@ -24,14 +29,23 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 			refNames[a.Name] = true
 		}
 	}
+	anyRequired := false
+	for _, rel := range st.sch.Relations {
+		anyRequired = anyRequired || rel.Required
+	}
 	keySet := map[string]struct{}{}
-	fromSet := map[string]struct{}{}
+	fromSet := map[string]struct{}{} // every Link out of these
+	fkSet := map[string]struct{}{}   // the foreign-key Links out of these
 	delSet := map[string]struct{}{}
 	for _, c := range changes {
 		switch c.op {
 		case opPut, opPatch:
 			keySet[c.key] = struct{}{}
-			fromSet[c.key] = struct{}{}
+			if anyRequired {
+				fromSet[c.key] = struct{}{}
+			} else {
+				fkSet[c.key] = struct{}{}
+			}
 			for a, v := range c.values {
 				if s, ok := v.(string); ok && refNames[a] {
 					if code, _ := checkKey(s); code == "" {
@@ -48,6 +62,9 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 			keySet[c.to] = struct{}{}
 			fromSet[c.from] = struct{}{}
 		}
+	}
+	for k := range fromSet {
+		delete(fkSet, k)
 	}
 	keys := setList(keySet)
 	D, B := ilit(domainID), ilit(branchID)
@@ -93,18 +110,62 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		return fmt.Errorf("read records: %w", err)
 	}
 
+	// The foreign-key Links of a Record are named by the ref Attributes of
+	// its Kind (a ref Attribute changes type or goes away only once no
+	// Record holds a value for it, so no other foreign-key Link exists):
+	// one index probe per Record and ref Attribute.
+	type pair struct{ key, relation string }
+	pairs := map[pair]struct{}{}
+	addPairs := func(key, kind string) {
+		if k, ok := st.sch.Kind(kind); ok {
+			for _, a := range k.RefAttributes() {
+				pairs[pair{key, a.Name}] = struct{}{}
+			}
+		}
+	}
+	// A Record that does not exist yet has no Links to read (a deleted
+	// one's were removed with it).
+	for _, c := range changes {
+		if _, ok := fkSet[c.key]; !ok {
+			continue
+		}
+		r := st.records[c.key]
+		if r == nil || !r.had {
+			continue
+		}
+		switch c.op {
+		case opPut:
+			addPairs(c.key, c.kind)
+		case opPatch:
+			addPairs(c.key, r.oldKind)
+		}
+	}
+	fkKeys := make([]string, 0, len(pairs))
+	fkRels := make([]string, 0, len(pairs))
+	for pk := range pairs {
+		fkKeys, fkRels = append(fkKeys, pk.key), append(fkRels, pk.relation)
+	}
 	linkSQL := `SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($1::text[])
-		UNION
+		UNION ALL
+		SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($3::text[], $4::text[]) AS k(key, relation)
+		JOIN mat_links l ON l.domain_id = ` + D + ` AND l.branch_id = ` + B + ` AND l.from_key = k.key AND l.relation = k.relation
+		WHERE NOT l.deleted AND l.origin = 'r'
+		UNION ALL
 		SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND to_key = ANY($2::text[])`
 	if through {
 		// lb_state_links answers Links with either end among the keys:
-		// keep the outgoing Links of fromSet and the incoming of delSet.
-		linkSQL = `SELECT from_key, relation, to_key, origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[])
-		WHERE from_key = ANY($1::text[]) OR to_key = ANY($2::text[])`
+		// keep the outgoing Links of fromSet, the foreign-key Links of the
+		// pairs and the incoming of delSet.
+		linkSQL = `SELECT s.from_key, s.relation, s.to_key, s.origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[] || $3::text[]) s
+		WHERE s.from_key = ANY($1::text[]) OR s.to_key = ANY($2::text[])
+		   OR (s.origin = 'r' AND EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS k(key, relation)
+		                                  WHERE k.key = s.from_key AND k.relation = s.relation))`
 	}
-	rows, err = tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet))
+	// A Link may come twice (out of one Record and into another): the map
+	// keeps it once.
+	rows, err = tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet), fkKeys, fkRels)
 	if err != nil {
 		return fmt.Errorf("read links: %w", err)
 	}

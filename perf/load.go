@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/supply"
@@ -39,6 +40,9 @@ type LoadOptions struct {
 	BatchSize int
 	// Progress receives a progress line now and then (nil: none).
 	Progress io.Writer
+	// ProgressBar draws a progress bar with the rate and the time left on
+	// Progress instead of the lines (for a terminal).
+	ProgressBar bool
 	// StopAfter stops after committing this many batches in this call
 	// (0: load everything), as an interruption would.
 	StopAfter int
@@ -128,7 +132,7 @@ func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, e
 		return nil, fmt.Errorf("load supply: the database holds %d load commits, the dataset has %d batches", done, res.Batches)
 	}
 	res.Skipped = done
-	pr := newProgress(opts.Progress, g.Counts().Changes(), done*opts.BatchSize)
+	pr := newProgress(opts.Progress, opts.ProgressBar, g.Counts().Changes(), done*opts.BatchSize)
 	start := time.Now()
 	n := done
 	for batch := range g.Batches(opts.BatchSize, done) {
@@ -216,10 +220,12 @@ func toCommitChanges(batch []supply.Change) []commit.Change {
 	return out
 }
 
-// progress writes a line at most every two seconds: changes loaded, rate
-// and the time left at that rate.
+// progress writes a line at most every two seconds (changes loaded, rate
+// and the time left at that rate), or draws a bar of the changes this run
+// loads with the same figures.
 type progress struct {
 	w        io.Writer
+	bar      *progressbar.ProgressBar
 	total    int
 	loaded   int
 	start    time.Time
@@ -227,13 +233,35 @@ type progress struct {
 	interval time.Duration
 }
 
-func newProgress(w io.Writer, total, loaded int) *progress {
+func newProgress(w io.Writer, bar bool, total, loaded int) *progress {
 	now := time.Now()
-	return &progress{w: w, total: total, loaded: loaded, start: now, last: now, interval: 2 * time.Second}
+	p := &progress{w: w, total: total, loaded: loaded, start: now, last: now, interval: 2 * time.Second}
+	if w != nil && bar {
+		// The bar counts what this run loads, so that its rate and the
+		// time left are this run's, whatever an earlier run loaded.
+		p.bar = progressbar.NewOptions(max(1, total-loaded),
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription(fmt.Sprintf("supply: %d of %d changes loaded before", loaded, total)),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("changes"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionFullWidth(),
+			progressbar.OptionThrottle(250*time.Millisecond),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+		)
+	}
+	return p
 }
 
 func (p *progress) update(batch, batches, changes, records, links int) {
 	p.loaded += changes
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("supply: batch %d/%d", batch, batches))
+		_ = p.bar.Add(changes)
+		return
+	}
 	if p.w == nil || time.Since(p.last) < p.interval && batch != batches {
 		return
 	}
@@ -252,6 +280,10 @@ func (p *progress) update(batch, batches, changes, records, links int) {
 func (p *progress) done(r *LoadResult) {
 	if p.w == nil {
 		return
+	}
+	if p.bar != nil && !p.bar.IsFinished() {
+		// An interrupted or stopped load: end the bar's line.
+		fmt.Fprintln(p.w)
 	}
 	fmt.Fprintf(p.w, "supply: %d batches committed in %s (%d skipped, complete: %t): %d records, %d links, %.0f records/s, %.0f changes/s\n",
 		r.Committed, r.Duration.Round(time.Millisecond), r.Skipped, r.Complete, r.Records, r.Links,

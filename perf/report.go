@@ -27,6 +27,12 @@ type Report struct {
 	Floor      Result        `json:"floor"`
 	Reads      []Result      `json:"reads"`
 	Writes     []Result      `json:"writes"`
+	// Parts names the parts the run measured (--parts; empty: every part).
+	Parts []string `json:"parts,omitempty"`
+	// ReadsSkipped says why Floor and Reads are empty.
+	ReadsSkipped string `json:"reads_skipped,omitempty"`
+	// WritesSkipped says why Writes is empty.
+	WritesSkipped string `json:"writes_skipped,omitempty"`
 	// NotMeasured names the reads of design section 6 this run could not
 	// measure (not implemented yet).
 	NotMeasured []string `json:"not_measured,omitempty"`
@@ -80,6 +86,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("# Lorebase performance: supply, scale %d", d.Scale)
 	p("")
 	p("Run %s with `%s`.", r.At.UTC().Format("2006-01-02 15:04 MST"), r.Command)
+	if len(r.Parts) > 0 {
+		p("")
+		p("Parts measured: %s.", strings.Join(r.Parts, ", "))
+	}
 	p("")
 	p("## Dataset")
 	p("")
@@ -138,15 +148,26 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("")
 	p("## Reads (milliseconds)")
 	p("")
-	p("owner: the read's SQL function as the owner (not subject to row-level security). rls: the read through package reads as lorebase_app, subject to the domain_isolation policies (what Keeper serves: validation, the scoped transaction in one round trip, decoding). Ratio to floor: rls p50 over the floor's rls p50.")
-	p("")
-	p("| Operation | Target p95 | owner p50 | owner p95 | owner p99 | rls p50 | rls p95 | rls p99 | ratio to floor |")
-	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-	rows := append([]Result{r.Floor}, r.Reads...)
-	for _, x := range rows {
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target),
-			stat(x.Owner, 50), stat(x.Owner, 95), stat(x.Owner, 99),
-			stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
+	var rows []Result
+	if r.ReadsSkipped != "" {
+		p("Not measured: %s.", r.ReadsSkipped)
+	} else {
+		p("owner: the read's SQL function as the owner (not subject to row-level security). rls: the read through package reads as lorebase_app, subject to the domain_isolation policies (what Keeper serves: validation, the scoped transaction in one round trip, decoding). Ratio to floor: rls p50 over the floor's rls p50.")
+		p("")
+		p("| Operation | Target p95 | owner p50 | owner p95 | owner p99 | rls p50 | rls p95 | rls p99 | ratio to floor |")
+		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		rows = append([]Result{r.Floor}, r.Reads...)
+		for _, x := range rows {
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target),
+				stat(x.Owner, 50), stat(x.Owner, 95), stat(x.Owner, 99),
+				stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
+		}
+	}
+	if r.WritesSkipped != "" {
+		p("")
+		p("## Writes (milliseconds)")
+		p("")
+		p("Not measured: %s.", r.WritesSkipped)
 	}
 	if len(r.Writes) > 0 {
 		p("")

@@ -55,7 +55,20 @@ func run() error {
 	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
 	skipMerges := fs.Bool("skip-merges", false, "leave out the Proposal and merge measurement")
+	partsFlag := fs.String("parts", "all", "comma-separated parts to measure: "+strings.Join(perf.PartNames(), ", ")+" (or all)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	_ = fs.Parse(os.Args[1:])
+	if *cpuProfile != "" {
+		stopProfile, err := perf.StartCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
+	parts, err := perf.ParseParts(*partsFlag)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,7 +80,7 @@ func run() error {
 	}
 	defer srv.Close() //nolint:errcheck // stopping the server on exit
 	fx, err := srv.Fixture(ctx, perf.FixtureOptions{
-		Load:         perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize, Progress: os.Stderr},
+		Load:         perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize, Progress: os.Stderr, ProgressBar: perf.IsTerminal(os.Stderr)},
 		SeedDatabase: f.SeedDatabase,
 		Database:     f.Database,
 		Keep:         f.Keep,
@@ -105,6 +118,9 @@ func run() error {
 	rep := &perf.Report{At: time.Now(), Command: command, Machine: perf.ReadMachine(), Load: fx.Load, FromSeed: fx.FromSeed, InPlace: f.InPlace && f.SeedDatabase != "",
 		IndexBuild: idx, Warmup: *warmup, Iterations: *iterations, NotMeasured: perf.PendingReads(), Replicate: fx.Replicate,
 		LoadAverage: []string{perf.ReadLoadAverage()}}
+	if *partsFlag != "all" && *partsFlag != "" {
+		rep.Parts = parts.List()
+	}
 	if rep.Postgres, err = perf.ReadPostgres(ctx, s); err != nil {
 		return err
 	}
@@ -116,40 +132,57 @@ func run() error {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 	}
 
-	h := perf.Harness{Warmup: *warmup, Iterations: *iterations, Log: os.Stderr}
-	floor, err := h.Run(ctx, []perf.Op{w.Floor()}, nil)
-	if err != nil {
-		return err
-	}
-	rep.Floor = floor[0]
-	if rep.Reads, err = h.Run(ctx, w.Reads(), &rep.Floor); err != nil {
-		return err
-	}
-	hw := perf.Harness{Warmup: 1, Iterations: *writeRuns, Log: os.Stderr}
-	writes := []perf.Op{w.CommitParts(1000, 0)}
-	if big := w.CommitParts(10000, 5*time.Second); big.Name != writes[0].Name {
-		writes = append(writes, big)
-	}
-	if rep.Writes, err = hw.Run(ctx, writes, nil); err != nil {
-		return err
-	}
-
-	if *clients == "" {
-		rep.ConcurrencySkipped = "--clients is empty"
-	} else if err := underLoad(ctx, rep, fx.URL, f, w, perf.ConcurrencyOptions{
-		Duration: *loadDuration, MaxCalls: *loadMaxCalls, WriterRate: *writerRate, WriterChanges: *writerChanges,
-		Seed: *benchSeed, Log: os.Stderr,
-	}, *clients, *secondScale); err != nil {
-		if ctx.Err() != nil {
+	if parts.Has(perf.PartReads) {
+		h := perf.Harness{Warmup: *warmup, Iterations: *iterations, Log: os.Stderr}
+		floor, err := h.Run(ctx, []perf.Op{w.Floor()}, nil)
+		if err != nil {
 			return err
 		}
-		rep.ConcurrencySkipped = "failed: " + err.Error()
-		fmt.Fprintln(os.Stderr, "bench: under load:", err)
+		rep.Floor = floor[0]
+		if rep.Reads, err = h.Run(ctx, w.Reads(), &rep.Floor); err != nil {
+			return err
+		}
+	} else {
+		rep.ReadsSkipped = parts.Skipped(perf.PartReads)
+	}
+	if parts.Has(perf.PartWrites) {
+		hw := perf.Harness{Warmup: 1, Iterations: *writeRuns, Log: os.Stderr}
+		writes := []perf.Op{w.CommitParts(1000, 0)}
+		if big := w.CommitParts(10000, 5*time.Second); big.Name != writes[0].Name {
+			writes = append(writes, big)
+		}
+		if rep.Writes, err = hw.Run(ctx, writes, nil); err != nil {
+			return err
+		}
+	} else {
+		rep.WritesSkipped = parts.Skipped(perf.PartWrites)
 	}
 
-	if *skipBranches {
+	switch {
+	case !parts.Has(perf.PartConcurrency):
+		rep.ConcurrencySkipped = parts.Skipped(perf.PartConcurrency)
+	case *clients == "":
+		rep.ConcurrencySkipped = "--clients is empty"
+	default:
+		err := underLoad(ctx, rep, fx.URL, f, w, perf.ConcurrencyOptions{
+			Duration: *loadDuration, MaxCalls: *loadMaxCalls, WriterRate: *writerRate, WriterChanges: *writerChanges,
+			Seed: *benchSeed, Log: os.Stderr,
+		}, *clients, *secondScale)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			rep.ConcurrencySkipped = "failed: " + err.Error()
+			fmt.Fprintln(os.Stderr, "bench: under load:", err)
+		}
+	}
+
+	switch {
+	case !parts.Has(perf.PartBranches):
+		rep.BranchesSkipped = parts.Skipped(perf.PartBranches)
+	case *skipBranches:
 		rep.BranchesSkipped = "--skip-branches"
-	} else {
+	default:
 		fmt.Fprintln(os.Stderr, "bench: branches")
 		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000,
 			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations}, Log: os.Stderr})
@@ -160,9 +193,12 @@ func run() error {
 			rep.BranchesSkipped = "failed: " + err.Error()
 		}
 	}
-	if *skipMerges {
+	switch {
+	case !parts.Has(perf.PartMerges):
+		rep.MergesSkipped = parts.Skipped(perf.PartMerges)
+	case *skipMerges:
 		rep.MergesSkipped = "--skip-merges"
-	} else {
+	default:
 		fmt.Fprintln(os.Stderr, "bench: proposals and merges")
 		rep.Merges, err = w.MeasureMerges(ctx, perf.MergeOptions{Sizes: []int{1000, 10000},
 			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations}, Log: os.Stderr})

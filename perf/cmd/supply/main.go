@@ -32,7 +32,15 @@ func run() error {
 	fs := flag.NewFlagSet("supply", flag.ExitOnError)
 	f.Register(fs)
 	stopAfter := fs.Int("stop-after", 0, "stop after committing this many batches (to try resuming)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the load to this file")
 	_ = fs.Parse(os.Args[1:])
+	if *cpuProfile != "" {
+		stopProfile, err := perf.StartCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -64,7 +72,7 @@ func run() error {
 		}
 	}
 	res, err := perf.LoadDatabase(ctx, url, perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize,
-		Progress: os.Stderr, StopAfter: *stopAfter})
+		Progress: os.Stderr, ProgressBar: perf.IsTerminal(os.Stderr), StopAfter: *stopAfter})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,1 @@
+ALTER TABLE revisions ALTER COLUMN changes SET COMPRESSION default;

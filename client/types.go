@@ -205,7 +205,10 @@ type Lineage struct {
 	Values  map[string]Origin `json:"values"`
 }
 
-// SearchResults are ranked matches and the corrections applied.
+// SearchResults are ranked matches and the corrections applied. Ranked is
+// the number of matches the ranking considered; Truncated says they were
+// the first matches found rather than the best (better ones may exist:
+// narrow the query).
 type SearchResults struct {
 	Results []struct {
 		Key   string  `json:"key"`
@@ -215,6 +218,8 @@ type SearchResults struct {
 		Match string  `json:"match"`
 	} `json:"results"`
 	Corrections map[string][]string `json:"corrections"`
+	Ranked      int                 `json:"ranked"`
+	Truncated   bool                `json:"truncated"`
 }
 
 // Candidates are the Records a mention may be, best first.

@@ -27,10 +27,17 @@ type SearchResult struct {
 }
 
 // SearchResults are the ranked matches, full before partial, and the
-// corrections applied to words the branch does not hold.
+// corrections applied to words the branch does not hold. Ranked is the
+// number of matching Records the ranking considered (at most
+// Config.SearchCandidates full and Config.PartialCandidates partial
+// matches); Truncated says those were the first matches found rather than
+// the best, so better matches than the results may exist. With the RUM
+// index the full matches are read best first and are not truncated.
 type SearchResults struct {
 	Results     []SearchResult      `json:"results"`
 	Corrections map[string][]string `json:"corrections"`
+	Ranked      int                 `json:"ranked"`
+	Truncated   bool                `json:"truncated"`
 }
 
 // Search runs a typo-tolerant full-text search: each word of q (the
@@ -49,15 +56,24 @@ func (r *Reader) Search(ctx context.Context, domainID int32, branch string, q Se
 	}
 	out := &SearchResults{Results: []SearchResult{}, Corrections: map[string][]string{}}
 	err = r.store.Read(ctx, domainID, `SELECT coalesce(key, ''), coalesce(kind, ''), coalesce(title, ''), coalesce(score, 0),
-			match, corrections
+			match, corrections, coalesce(ranked, 0), coalesce(truncated, false)
 		FROM lb_search($1, $2, $3, $4, lb_at_seq($1, $5), $6, $7, $8)`,
 		[]any{branch, q.Q, q.Kind, n, q.At, r.cfg.SearchCandidates, r.cfg.PartialMinResults, r.cfg.PartialCandidates},
 		func(rows pgx.Rows) error {
+			seen := map[string]bool{}
 			for rows.Next() {
 				var x SearchResult
 				var corr []byte
-				if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Score, &x.Match, &corr); err != nil {
+				var ranked int
+				var truncated bool
+				if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Score, &x.Match, &corr, &ranked, &truncated); err != nil {
 					return err
+				}
+				if !seen[x.Match] {
+					// Every row of a statement carries its statement's counts.
+					seen[x.Match] = true
+					out.Ranked += ranked
+					out.Truncated = out.Truncated || truncated
 				}
 				if x.Match == "corrections" {
 					if err := json.Unmarshal(corr, &out.Corrections); err != nil {

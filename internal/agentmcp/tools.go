@@ -156,7 +156,7 @@ func (t *tools) register(s *mcp.Server) {
 		return &mcp.ToolAnnotations{DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
 	}
 	add(s, &mcp.Tool{Name: "search", Annotations: read,
-		Description: "Full-text search of a branch, typo-tolerant with partial matching: {results:[{key,kind,title,score,match}], corrections}."},
+		Description: "Full-text search of a branch, typo-tolerant with partial matching: {results:[{key,kind,title,score,match}], corrections, ranked, truncated}; truncated means only the first ranked matches were ranked, so narrow the query."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
 			return t.do(ctx, req, in.Trace, call{method: http.MethodGet, path: branchPath(in.Branch) + "/search",
 				query: values("q", in.Q, "kind", in.Kind, "limit", num(in.Limit), "at", in.At)})

@@ -1,8 +1,12 @@
 -- lb_search: rows of match 'full' or 'partial', then one row of match
 -- 'corrections' whose corrections column maps corrected words to their
--- corrections.
+-- corrections. Every result row carries the number of candidates its
+-- statement ranked and whether that ranking was truncated (the candidates
+-- were the first matches found, not the best: see lb_search_full_sql). On
+-- a branch read at its head with the RUM index present, the full match
+-- reads its candidates in rank order.
 CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
- RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb)
+ RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
@@ -29,7 +33,8 @@ BEGIN
       FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-        RETURN QUERY EXECUTE lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit);
+        RETURN QUERY EXECUTE lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit,
+                                                c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL);
         GET DIAGNOSTICS n = ROW_COUNT;
         IF n < coalesce(p_partial_min, 0) AND n < p_limit AND cardinality(terms) > 1 THEN
             RETURN QUERY EXECUTE lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit - n);
@@ -41,6 +46,8 @@ BEGIN
     score := NULL;
     match := 'corrections';
     corrections := coalesce(corr, '{}');
+    ranked := NULL;
+    truncated := NULL;
     RETURN NEXT;
 END
 $function$;

@@ -19,7 +19,8 @@ BEGIN
         RETURN;
     END IF;
     SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-    statement := lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit);
+    statement := lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit,
+                                    c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL);
     RETURN NEXT;
     IF cardinality(terms) > 1 THEN
         statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit);

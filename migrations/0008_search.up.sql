@@ -1,8 +1,10 @@
 -- Search reports how many matches it ranked and whether the ranking was
--- capped (lb_search returns the columns ranked and truncated), and ranks
--- from a RUM index where the server has the extension.
+-- capped (lb_search returns the columns ranked and truncated), reads
+-- partial matches tier by tier (lb_search_partial_sql's p_matched), and
+-- ranks from a RUM index where the server has the extension.
 DROP FUNCTION IF EXISTS lb_search(text, text, text, integer, bigint, integer, integer, integer);
 DROP FUNCTION IF EXISTS lb_search_full_sql(text, text, tsquery, integer, integer);
+DROP FUNCTION IF EXISTS lb_search_partial_sql(text, text, tsquery[], tsquery, integer, integer);
 
 -- The RUM index returns a word's matches in rank order (its distance
 -- search <=> query is 1 / ts_rank with ts_rank's default weights), so the

@@ -46,6 +46,10 @@ type Report struct {
 	MergesSkipped string `json:"merges_skipped,omitempty"`
 	// SearchWords tells how many Records the full-text search words match.
 	SearchWords *WordMatches `json:"search_words,omitempty"`
+	// Ranking is the ranking measurement (nil: not run).
+	Ranking *Ranking `json:"ranking,omitempty"`
+	// RankingSkipped says why Ranking is nil.
+	RankingSkipped string `json:"ranking_skipped,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
 	LoadAverage []string `json:"load_average,omitempty"`
 }
@@ -166,6 +170,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			p("| %s | %s | %d | %s | %s | %s | %s |", x.Name, target(x.Target), runs, stat(s, 50), stat(s, 95), stat(s, 99), stat(s, 0))
 		}
 	}
+	r.writeRanking(p)
 	r.writeConcurrency(p)
 	r.writeBranches(p)
 	r.writeMerges(p)

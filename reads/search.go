@@ -60,7 +60,6 @@ func (r *Reader) Search(ctx context.Context, domainID int32, branch string, q Se
 		FROM lb_search($1, $2, $3, $4, lb_at_seq($1, $5), $6, $7, $8)`,
 		[]any{branch, q.Q, q.Kind, n, q.At, r.cfg.SearchCandidates, r.cfg.PartialMinResults, r.cfg.PartialCandidates},
 		func(rows pgx.Rows) error {
-			seen := map[string]bool{}
 			for rows.Next() {
 				var x SearchResult
 				var corr []byte
@@ -69,13 +68,9 @@ func (r *Reader) Search(ctx context.Context, domainID int32, branch string, q Se
 				if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Score, &x.Match, &corr, &ranked, &truncated); err != nil {
 					return err
 				}
-				if !seen[x.Match] {
-					// Every row of a statement carries its statement's counts.
-					seen[x.Match] = true
-					out.Ranked += ranked
-					out.Truncated = out.Truncated || truncated
-				}
 				if x.Match == "corrections" {
+					// The last row carries the totals of every statement.
+					out.Ranked, out.Truncated = ranked, truncated
 					if err := json.Unmarshal(corr, &out.Corrections); err != nil {
 						return fmt.Errorf("decode corrections: %w", err)
 					}

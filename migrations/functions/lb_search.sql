@@ -3,8 +3,9 @@
 -- corrections. Every result row carries the number of candidates its
 -- statement ranked and whether that ranking was truncated (the candidates
 -- were the first matches found, not the best: see lb_search_full_sql). On
--- a branch read at its head with the RUM index present, the full match
--- reads its candidates in rank order.
+-- a branch read at its head with the RUM index present, the candidates
+-- are read in rank order. The 'corrections' row carries the totals: the
+-- candidates ranked and whether any ranking was truncated.
 CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE plpgsql
@@ -15,11 +16,19 @@ CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p
 AS $function$
 DECLARE
     c record;
+    r record;
     terms tsquery[];
     corr jsonb;
     full_q tsquery;
     src text;
+    ordered boolean;
     n int := 0;
+    total int := 0;
+    capped boolean := false;
+    fresh boolean;
+    k int;
+    stmts text[] := '{}';
+    s text;
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -27,18 +36,48 @@ BEGIN
         RAISE EXCEPTION 'limit out of range' USING ERRCODE = '22023';
     END IF;
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
+    ordered := c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL;
     SELECT array_agg(t.term),
            coalesce(jsonb_object_agg(t.word, to_jsonb(t.corrections)) FILTER (WHERE cardinality(t.corrections) > 0), '{}')
       INTO terms, corr
       FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-        RETURN QUERY EXECUTE lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit,
-                                                c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL);
-        GET DIAGNOSTICS n = ROW_COUNT;
-        IF n < coalesce(p_partial_min, 0) AND n < p_limit AND cardinality(terms) > 1 THEN
-            RETURN QUERY EXECUTE lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit - n);
-        END IF;
+        stmts := ARRAY[lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit, ordered)];
+        k := cardinality(terms);
+        LOOP
+            FOREACH s IN ARRAY stmts LOOP
+                fresh := true;
+                FOR r IN EXECUTE s LOOP
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := r.match;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    IF fresh THEN
+                        total := total + r.ranked;
+                        capped := capped OR r.truncated;
+                        fresh := false;
+                    END IF;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+            END LOOP;
+            -- Partial matches follow when few Records match every term:
+            -- up to 6 terms tier by tier, the most terms matched first.
+            k := k - 1;
+            EXIT WHEN k < 1 OR n >= p_limit OR cardinality(terms) < 2
+                   OR (k = cardinality(terms) - 1 AND n >= coalesce(p_partial_min, 0));
+            IF cardinality(terms) <= 6 THEN
+                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit - n, ordered, k)];
+            ELSE
+                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit - n)];
+                k := 1;
+            END IF;
+        END LOOP;
     END IF;
     key := NULL;
     kind := NULL;
@@ -46,8 +85,8 @@ BEGIN
     score := NULL;
     match := 'corrections';
     corrections := coalesce(corr, '{}');
-    ranked := NULL;
-    truncated := NULL;
+    ranked := total;
+    truncated := capped;
     RETURN NEXT;
 END
 $function$;

@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION lb_search_full_sql(src text, p_kind text, q tsquery, 
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-SELECT format($q$SELECT c.key::text, c.kind::text, c.title, ts_rank(c.search, %2$L::tsquery) AS score, 'full'::text, NULL::jsonb,
+SELECT format($q$SELECT c.key::text, c.kind::text, c.title, ts_rank(c.search, %2$L::tsquery) AS score, 'full'::text AS match, NULL::jsonb AS corrections,
        (count(*) OVER ())::integer AS ranked, %6$s AS truncated
   FROM (SELECT m.key, m.kind, m.title, m.search %1$s
            AND m.search @@ %2$L::tsquery%3$s%7$s

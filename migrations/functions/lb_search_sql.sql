@@ -1,5 +1,5 @@
 -- lb_search_sql returns the statements lb_search runs: the full match and,
--- when partial matching may follow, the partial match.
+-- when partial matching may follow, the partial match (its first tier).
 CREATE OR REPLACE FUNCTION lb_search_sql(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(statement text)
  LANGUAGE plpgsql
@@ -23,7 +23,9 @@ BEGIN
                                     c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL);
     RETURN NEXT;
     IF cardinality(terms) > 1 THEN
-        statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit);
+        statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit,
+                                           c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL,
+                                           CASE WHEN cardinality(terms) <= 6 THEN cardinality(terms) - 1 END);
         RETURN NEXT;
     END IF;
 END

@@ -55,6 +55,10 @@ func run() error {
 	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
 	skipMerges := fs.Bool("skip-merges", false, "leave out the Proposal and merge measurement")
+	rankingQueries := fs.Int("ranking-queries", 10, "queries per class of the ranking measurement (0: leave it out)")
+	rankingRepeats := fs.Int("ranking-repeats", 3, "timed calls per query and search path of the ranking measurement")
+	searchCandidates := fs.Bool("search-candidates", false, "also measure the candidate search paths (RUM, GIN with every match ranked, impact-ordered postings) beside the served one")
+	searchOnly := fs.Bool("search-only", false, "measure the floor, the searches and the ranking only (no other reads, writes, load, branches or merges)")
 	_ = fs.Parse(os.Args[1:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -122,13 +126,37 @@ func run() error {
 		return err
 	}
 	rep.Floor = floor[0]
-	if rep.Reads, err = h.Run(ctx, w.Reads(), &rep.Floor); err != nil {
+	ops := w.Reads()
+	if *searchOnly {
+		ops = slices.DeleteFunc(ops, func(op perf.Op) bool { return !strings.Contains(op.Name, "search") })
+	}
+	if rep.Reads, err = h.Run(ctx, ops, &rep.Floor); err != nil {
 		return err
+	}
+	if *rankingQueries > 0 {
+		fmt.Fprintln(os.Stderr, "bench: ranking")
+		rep.Ranking, err = w.MeasureRanking(ctx, perf.RankingOptions{PerClass: *rankingQueries, Repeats: *rankingRepeats,
+			Candidates: *searchCandidates, Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }})
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			rep.RankingSkipped = "failed: " + err.Error()
+			fmt.Fprintln(os.Stderr, "bench: ranking:", err)
+		}
+	} else {
+		rep.RankingSkipped = "--ranking-queries 0"
+	}
+	if *searchOnly {
+		*clients, *skipBranches, *skipMerges, *writeRuns = "", true, true, 0
 	}
 	hw := perf.Harness{Warmup: 1, Iterations: *writeRuns, Log: os.Stderr}
 	writes := []perf.Op{w.CommitParts(1000, 0)}
 	if big := w.CommitParts(10000, 5*time.Second); big.Name != writes[0].Name {
 		writes = append(writes, big)
+	}
+	if *writeRuns == 0 {
+		writes = nil
 	}
 	if rep.Writes, err = hw.Run(ctx, writes, nil); err != nil {
 		return err

@@ -419,8 +419,12 @@ func (w *Workload) MeasureRanking(ctx context.Context, opt RankingOptions) (*Ran
 			return nil, fmt.Errorf("ranking: %w", err)
 		}
 		spec := func(cands int, ordered bool) func(ctx context.Context, q string) (searchAnswer, error) {
+			partial := def.PartialCandidates
+			if cands == math.MaxInt32 {
+				partial = cands
+			}
 			return func(ctx context.Context, q string) (searchAnswer, error) {
-				return w.search(ctx, q, searchSpec{Candidates: cands, Limit: RankingK, PartialCandidates: def.PartialCandidates, Ordered: ordered})
+				return w.search(ctx, q, searchSpec{Candidates: cands, Limit: RankingK, PartialCandidates: partial, Ordered: ordered})
 			}
 		}
 		paths = append(paths,
@@ -565,10 +569,16 @@ func (w *Workload) impactSearch(cands int) func(ctx context.Context, q string) (
 					best, bestN = lex, n
 				}
 			}
+			take := cands
+			if len(terms) == 1 && len(best) == 1 {
+				// One word: its static score is the query's score, so its
+				// best postings are the answer.
+				take = RankingK
+			}
 			parts := make([]string, len(best))
 			for i, l := range best {
 				parts[i] = fmt.Sprintf(`(SELECT key, score FROM perf_search_impact WHERE word = %s ORDER BY score DESC, key LIMIT %d)`,
-					quoteLiteral(l), cands)
+					quoteLiteral(l), take)
 			}
 			fq := fullQuery(terms)
 			stmt := fmt.Sprintf(`SELECT m.key::text, m.kind::text, m.title, ts_rank(m.search, %[1]s::tsquery), 'full'::text, NULL::jsonb,
@@ -576,12 +586,12 @@ func (w *Workload) impactSearch(cands int) func(ctx context.Context, q string) (
 			  FROM (SELECT DISTINCT key FROM (SELECT key FROM (%[2]s) u ORDER BY score DESC, key LIMIT %[3]d) v) i
 			  JOIN mat_records m ON m.domain_id = %[4]d AND m.branch_id = %[5]d AND m.key = i.key AND NOT m.deleted
 			 WHERE m.search @@ %[1]s::tsquery
-			 ORDER BY 4 DESC, m.key LIMIT %[6]d`, quoteLiteral(fq), strings.Join(parts, " UNION ALL "), cands, w.DomainID, w.BranchID, RankingK)
+			 ORDER BY 4 DESC, m.key LIMIT %[6]d`, quoteLiteral(fq), strings.Join(parts, " UNION ALL "), take, w.DomainID, w.BranchID, RankingK)
 			n, err := runStatement(ctx, tx, stmt, &ans)
 			if err != nil {
 				return err
 			}
-			ans.truncated = bestN > int64(cands)
+			ans.truncated = take != RankingK && bestN > int64(cands)
 			return w.partial(ctx, tx, terms, fq, n, def.PartialMinResults,
 				searchSpec{Limit: RankingK, PartialCandidates: def.PartialCandidates}, &ans)
 		})

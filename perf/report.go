@@ -46,6 +46,10 @@ type Report struct {
 	MergesSkipped string `json:"merges_skipped,omitempty"`
 	// SearchWords tells how many Records the full-text search words match.
 	SearchWords *WordMatches `json:"search_words,omitempty"`
+	// HTTP are reads through a Keeper over loopback HTTP.
+	HTTP []Result `json:"http,omitempty"`
+	// HTTPSkipped says why HTTP is empty.
+	HTTPSkipped string `json:"http_skipped,omitempty"`
 	// Ranking is the ranking measurement (nil: not run).
 	Ranking *Ranking `json:"ranking,omitempty"`
 	// RankingSkipped says why Ranking is nil.
@@ -152,6 +156,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			stat(x.Owner, 50), stat(x.Owner, 95), stat(x.Owner, 99),
 			stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
 	}
+	r.writeHTTP(p)
 	if len(r.Writes) > 0 {
 		p("")
 		p("## Writes (milliseconds)")
@@ -175,7 +180,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	r.writeBranches(p)
 	r.writeMerges(p)
 	var failures []string
-	for _, x := range append(rows, r.Writes...) {
+	for _, x := range append(append(rows, r.HTTP...), r.Writes...) {
 		if x.OwnerError != "" {
 			failures = append(failures, fmt.Sprintf("- %s (owner): %s", x.Name, x.OwnerError))
 		}

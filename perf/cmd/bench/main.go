@@ -58,6 +58,7 @@ func run() error {
 	rankingQueries := fs.Int("ranking-queries", 10, "queries per class of the ranking measurement (0: leave it out)")
 	rankingRepeats := fs.Int("ranking-repeats", 3, "timed calls per query and search path of the ranking measurement")
 	searchCandidates := fs.Bool("search-candidates", false, "also measure the candidate search paths (RUM, GIN with every match ranked, impact-ordered postings) beside the served one")
+	httpReads := fs.Bool("http", true, "also measure reads through a Keeper over loopback HTTP (get by key, full-text search, q=steel)")
 	searchOnly := fs.Bool("search-only", false, "measure the floor, the searches and the ranking only (no other reads, writes, load, branches or merges)")
 	_ = fs.Parse(os.Args[1:])
 
@@ -132,6 +133,18 @@ func run() error {
 	}
 	if rep.Reads, err = h.Run(ctx, ops, &rep.Floor); err != nil {
 		return err
+	}
+	if *httpReads {
+		fmt.Fprintln(os.Stderr, "bench: reads over HTTP")
+		if err := overHTTP(ctx, rep, w, h); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			rep.HTTPSkipped = "failed: " + err.Error()
+			fmt.Fprintln(os.Stderr, "bench: reads over HTTP:", err)
+		}
+	} else {
+		rep.HTTPSkipped = "--http=false"
 	}
 	if *rankingQueries > 0 {
 		fmt.Fprintln(os.Stderr, "bench: ranking")
@@ -218,6 +231,19 @@ func run() error {
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s\n", *out, jsonPath)
 	return nil
+}
+
+// overHTTP measures the HTTP reads through a Keeper on a loopback port.
+func overHTTP(ctx context.Context, rep *perf.Report, w *perf.Workload, h perf.Harness) error {
+	hk, err := w.StartKeeper(ctx)
+	if err != nil {
+		return err
+	}
+	rep.HTTP, err = h.Run(ctx, w.HTTPReads(hk), &rep.Floor)
+	if cerr := hk.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // underLoad loads the second Domain (same keys, another seed, titles

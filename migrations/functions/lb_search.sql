@@ -3,8 +3,9 @@
 -- corrections. Every result row carries the number of candidates its
 -- statement ranked and whether that ranking was truncated (the candidates
 -- were the first matches found, not the best: see lb_search_full_sql). On
--- a branch read at its head with the RUM index present, the candidates
--- are read in rank order. The 'corrections' row carries the totals: the
+-- a branch read at its head, a one-word query (no Kind) reads the word's
+-- postings best first (lb_search_words_sql), and with the RUM index
+-- present the other candidates are read in rank order. The 'corrections' row carries the totals: the
 -- candidates ranked and whether any ranking was truncated.
 CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
@@ -18,6 +19,7 @@ DECLARE
     c record;
     r record;
     terms tsquery[];
+    words text[];
     corr jsonb;
     full_q tsquery;
     src text;
@@ -37,13 +39,19 @@ BEGIN
     END IF;
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
     ordered := c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL;
-    SELECT array_agg(t.term),
+    SELECT array_agg(t.term), array_agg(t.word),
            coalesce(jsonb_object_agg(t.word, to_jsonb(t.corrections)) FILTER (WHERE cardinality(t.corrections) > 0), '{}')
-      INTO terms, corr
+      INTO terms, words, corr
       FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-        stmts := ARRAY[lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit, ordered)];
+        IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
+           AND terms[1]::text = '''' || replace(replace(words[1], '\', '\\'), '''', '''''') || '''' THEN
+            -- One word, one lexeme: its postings hold its rank.
+            stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
+        ELSE
+            stmts := ARRAY[lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit, ordered)];
+        END IF;
         k := cardinality(terms);
         LOOP
             FOREACH s IN ARRAY stmts LOOP

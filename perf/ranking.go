@@ -39,9 +39,10 @@ type RankingClass struct {
 	// Matches is the median number of Records the queries match (full
 	// matches, or partial ones when the query falls back to them).
 	Matches int `json:"matches"`
-	// Overlap is the mean overlap@K counting ties: a result counts when its
-	// exhaustive gain is at least the K-th best gain (Records tied with
-	// the K-th are equally right). MinOverlap is the worst query's.
+	// Overlap is the mean overlap@K counting ties: a Record of the
+	// exhaustive top K above the K-th best gain counts when returned, and
+	// Records tied with the K-th gain are interchangeable for the slots the
+	// tie has in the top K. MinOverlap is the worst query's.
 	Overlap    float64 `json:"overlap"`
 	MinOverlap float64 `json:"min_overlap"`
 	// StrictOverlap is the mean overlap@K with the exhaustive top K in
@@ -371,14 +372,25 @@ func scoreRanking(got []scored, ex []scored) (overlap, strict, ndcg float64) {
 	for _, x := range ex[:k] {
 		top[x.key] = true
 	}
+	// Records above the K-th gain must be there themselves; those tied
+	// with it are interchangeable for the slots the tie has in the top K.
 	const eps = 1e-6
-	threshold := ex[k-1].gain - eps
-	good, same := 0, 0
+	threshold := ex[k-1].gain
+	above := 0
+	for _, x := range ex[:k] {
+		if x.gain > threshold+eps {
+			above++
+		}
+	}
+	gotAbove, gotTied, same := 0, 0, 0
 	var dcg, idcg float64
 	for i, x := range got {
 		g, ok := gains[x.key]
-		if ok && g >= threshold {
-			good++
+		switch {
+		case ok && g > threshold+eps:
+			gotAbove++
+		case ok && g >= threshold-eps:
+			gotTied++
 		}
 		if top[x.key] {
 			same++
@@ -388,7 +400,7 @@ func scoreRanking(got []scored, ex []scored) (overlap, strict, ndcg float64) {
 	for i, x := range ex[:k] {
 		idcg += x.gain / math.Log2(float64(i)+2)
 	}
-	overlap = float64(min(good, k)) / float64(k)
+	overlap = float64(gotAbove+min(gotTied, k-above)) / float64(k)
 	strict = float64(same) / float64(k)
 	if idcg > 0 {
 		ndcg = min(dcg/idcg, 1)
@@ -623,7 +635,7 @@ func (r *Report) writeRanking(p func(string, ...any)) {
 			perClass++
 		}
 	}
-	p("%d queries per class (rare word: 2 to 100 Records in the lexicon; common: the 10 most common words; misspelled: one of the 30 most common with two middle letters swapped; partial: three descriptive words). Each query's exhaustive ranking is lb_search's own statements over main with no candidate cap and no limit (%s ms for all). overlap: mean overlap@%d where a result counts when its gain is at least the %d-th best (ties with it are equally right); min: the worst query's; strict: overlap with the top %d in (score, key) order; NDCG@%d with each Record's exhaustive gain (full matches above partial ones, then the score). Latency: milliseconds over every timed call (owner transactions for the candidates; package reads as lorebase_app for the served path). truncated: queries whose answer said its ranking was truncated.",
+	p("%d queries per class (rare word: 2 to 100 Records in the lexicon; common: the 10 most common words; misspelled: one of the 30 most common with two middle letters swapped; partial: three descriptive words). Each query's exhaustive ranking is lb_search's own statements over main with no candidate cap and no limit (%s ms for all). overlap: mean overlap@%d where the Records above the %d-th best gain count when returned and those tied with it are interchangeable for the tie's slots; min: the worst query's; strict: overlap with the top %d in (score, key) order; NDCG@%d with each Record's exhaustive gain (full matches above partial ones, then the score). Latency: milliseconds over every timed call (owner transactions for the candidates; package reads as lorebase_app for the served path). truncated: queries whose answer said its ranking was truncated.",
 		perClass, ms(rk.Exhaustive), RankingK, RankingK, RankingK, RankingK)
 	for _, s := range rk.Setup {
 		p("")

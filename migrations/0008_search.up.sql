@@ -7,11 +7,11 @@ DROP FUNCTION IF EXISTS lb_search(text, text, text, integer, bigint, integer, in
 DROP FUNCTION IF EXISTS lb_search_full_sql(text, text, tsquery, integer, integer);
 DROP FUNCTION IF EXISTS lb_search_partial_sql(text, text, tsquery[], tsquery, integer, integer);
 
--- The RUM index returns a word's matches in rank order (its distance
--- search <=> query is 1 / ts_rank with ts_rank's default weights), so the
--- best candidates are read first instead of the first ones found. Without
--- the rum extension (or the right to create it) search stays on the GIN
--- index mat_records_search_idx and says when its ranking was capped.
+-- The RUM index returns matches in its rank order (for one word its
+-- distance search <=> query is 1 / ts_rank), so partial matches are read
+-- best first, tier by tier, instead of the first ones found. Without the
+-- rum extension (or the right to create it) they stay on the GIN index
+-- mat_records_search_idx and search says when its ranking was capped.
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'rum') THEN

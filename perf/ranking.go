@@ -440,7 +440,7 @@ func (w *Workload) MeasureRanking(ctx context.Context, opt RankingOptions) (*Ran
 			}
 		}
 		paths = append(paths,
-			SearchPath{Name: "GIN, first 1,000 matches ranked", Note: "lb_search without the RUM index", run: spec(def.SearchCandidates, false)},
+			SearchPath{Name: "GIN, first 1,000 matches ranked", Note: "lb_search's full match of several words", run: spec(def.SearchCandidates, false)},
 			SearchPath{Name: "GIN, every match ranked", Note: "no candidate cap: honest by construction", run: spec(math.MaxInt32, false)})
 		if rum {
 			paths = append(paths,

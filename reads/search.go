@@ -31,8 +31,8 @@ type SearchResult struct {
 // number of matching Records the ranking considered (at most
 // Config.SearchCandidates full and Config.PartialCandidates partial
 // matches); Truncated says those were the first matches found rather than
-// the best, so better matches than the results may exist. With the RUM
-// index the full matches are read best first and are not truncated.
+// the best, so better matches than the results may exist. A one-word
+// query reads the word's postings best first and is never truncated.
 type SearchResults struct {
 	Results     []SearchResult      `json:"results"`
 	Corrections map[string][]string `json:"corrections"`

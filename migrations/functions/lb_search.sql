@@ -5,7 +5,7 @@
 -- were the first matches found, not the best: see lb_search_full_sql). On
 -- a branch read at its head, a one-word query (no Kind) reads the word's
 -- postings best first (lb_search_words_sql), and with the RUM index
--- present the other candidates are read in rank order. The 'corrections' row carries the totals: the
+-- present the partial matches are read in rank order, tier by tier. The 'corrections' row carries the totals: the
 -- candidates ranked and whether any ranking was truncated.
 CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
@@ -50,7 +50,10 @@ BEGIN
             -- One word, one lexeme: its postings hold its rank.
             stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
         ELSE
-            stmts := ARRAY[lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit, ordered)];
+            -- Several words: the GIN index's first p_candidates matches,
+            -- truncated when the cap is hit (the RUM index's order for
+            -- several words is not ts_rank's: measured less honest at 1M).
+            stmts := ARRAY[lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit)];
         END IF;
         k := cardinality(terms);
         LOOP

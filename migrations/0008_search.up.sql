@@ -1,30 +1,17 @@
 -- Search reports how many matches it ranked and whether the ranking was
 -- capped (lb_search returns the columns ranked and truncated), answers a
 -- one-word query from the word's postings best first (mat_search_words),
--- reads partial matches tier by tier (lb_search_partial_sql's p_matched),
--- and ranks from a RUM index where the server has the extension.
+-- and reads partial matches tier by tier (lb_search_partial_sql's
+-- p_matched).
 DROP FUNCTION IF EXISTS lb_search(text, text, text, integer, bigint, integer, integer, integer);
 DROP FUNCTION IF EXISTS lb_search_full_sql(text, text, tsquery, integer, integer);
 DROP FUNCTION IF EXISTS lb_search_partial_sql(text, text, tsquery[], tsquery, integer, integer);
 
--- The RUM index returns matches in its rank order (for one word its
--- distance search <=> query is 1 / ts_rank), so partial matches are read
--- best first, tier by tier, instead of the first ones found. Without the
--- rum extension (or the right to create it) they stay on the GIN index
--- mat_records_search_idx and search says when its ranking was capped.
-DO $$
-BEGIN
-    IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'rum') THEN
-        BEGIN
-            CREATE EXTENSION IF NOT EXISTS rum;
-        EXCEPTION WHEN insufficient_privilege THEN
-            RAISE NOTICE 'rum not created (%): search ranks from the GIN index', SQLERRM;
-            RETURN;
-        END;
-        CREATE INDEX IF NOT EXISTS mat_records_search_rum_idx ON mat_records USING rum (search rum_tsvector_ops);
-    END IF;
-END
-$$;
+-- No RUM index is created here: where one exists on mat_records (search
+-- rum_tsvector_ops) named mat_records_search_rum_idx, partial matches are
+-- read from it in rank order, but the planner also prefers it to the GIN
+-- index for the other searches' bitmap scans, which it makes slower
+-- (docs/perf/search-candidates.md).
 
 -- Impact-ordered postings: one row per present Record of a branch and
 -- word of its search vector, with the Record's rank for that word alone

@@ -216,7 +216,10 @@ type Lineage struct {
 	Values  map[string]Origin `json:"values"`
 }
 
-// SearchResults are ranked matches and the corrections applied.
+// SearchResults are ranked matches and the corrections applied. Ranked is
+// the number of matches the ranking considered; Truncated says they were
+// the first matches found rather than the best (better ones may exist:
+// narrow the query).
 type SearchResults struct {
 	Results []struct {
 		Key   string  `json:"key"`
@@ -232,6 +235,10 @@ type SearchResults struct {
 	Path string `json:"path,omitempty"`
 	// FewerThanLimit: fewer Records than the limit matched.
 	FewerThanLimit bool `json:"fewer_than_limit"`
+	// Ranked is how many matches the text ranking ranked; Truncated: more
+	// matched than were ranked (narrow the query).
+	Ranked    int  `json:"ranked"`
+	Truncated bool `json:"truncated"`
 }
 
 // Candidates are the Records a mention may be, best first.

@@ -52,6 +52,14 @@ type Report struct {
 	MergesSkipped string `json:"merges_skipped,omitempty"`
 	// SearchWords tells how many Records the full-text search words match.
 	SearchWords *WordMatches `json:"search_words,omitempty"`
+	// HTTP are reads through a Keeper over loopback HTTP.
+	HTTP []Result `json:"http,omitempty"`
+	// HTTPSkipped says why HTTP is empty.
+	HTTPSkipped string `json:"http_skipped,omitempty"`
+	// Ranking is the ranking measurement (nil: not run).
+	Ranking *Ranking `json:"ranking,omitempty"`
+	// RankingSkipped says why Ranking is nil.
+	RankingSkipped string `json:"ranking_skipped,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
 	LoadAverage []string `json:"load_average,omitempty"`
 }
@@ -169,6 +177,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		p("")
 		p("Not measured: %s.", r.WritesSkipped)
 	}
+	r.writeHTTP(p)
 	if len(r.Writes) > 0 {
 		p("")
 		p("## Writes (milliseconds)")
@@ -187,11 +196,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			p("| %s | %s | %d | %s | %s | %s | %s |", x.Name, target(x.Target), runs, stat(s, 50), stat(s, 95), stat(s, 99), stat(s, 0))
 		}
 	}
+	r.writeRanking(p)
 	r.writeConcurrency(p)
 	r.writeBranches(p)
 	r.writeMerges(p)
 	var failures []string
-	for _, x := range append(rows, r.Writes...) {
+	for _, x := range append(append(rows, r.HTTP...), r.Writes...) {
 		if x.OwnerError != "" {
 			failures = append(failures, fmt.Sprintf("- %s (owner): %s", x.Name, x.OwnerError))
 		}

@@ -27,7 +27,12 @@ type SearchResult struct {
 }
 
 // SearchResults are the ranked matches, full before partial, and the
-// corrections applied to words the branch does not hold.
+// corrections applied to words the branch does not hold. Ranked is the
+// number of matching Records the ranking considered (at most
+// Config.SearchCandidates full and Config.PartialCandidates partial
+// matches); Truncated says those were the first matches found rather than
+// the best, so better matches than the results may exist. A one-word
+// query reads the word's postings best first and is never truncated.
 type SearchResults struct {
 	Results     []SearchResult      `json:"results"`
 	Corrections map[string][]string `json:"corrections"`
@@ -38,6 +43,11 @@ type SearchResults struct {
 	Path string `json:"path,omitempty"`
 	// FewerThanLimit: fewer Records than the limit matched.
 	FewerThanLimit bool `json:"fewer_than_limit"`
+	// Ranked is how many full-text matches were ranked; Truncated: more
+	// matched than were ranked, so a better match may be missing (narrow
+	// the query). Semantic-only searches rank no text: 0 and false.
+	Ranked    int  `json:"ranked"`
+	Truncated bool `json:"truncated"`
 }
 
 // Search runs a typo-tolerant full-text search: each word of q (the
@@ -56,17 +66,21 @@ func (r *Reader) Search(ctx context.Context, domainID int32, branch string, q Se
 	}
 	out := &SearchResults{Results: []SearchResult{}, Corrections: map[string][]string{}}
 	err = r.store.Read(ctx, domainID, `SELECT coalesce(key, ''), coalesce(kind, ''), coalesce(title, ''), coalesce(score, 0),
-			match, corrections
+			match, corrections, coalesce(ranked, 0), coalesce(truncated, false)
 		FROM lb_search($1, $2, $3, $4, lb_at_seq($1, $5), $6, $7, $8)`,
 		[]any{branch, q.Q, q.Kind, n, q.At, r.cfg.SearchCandidates, r.cfg.PartialMinResults, r.cfg.PartialCandidates},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				var x SearchResult
 				var corr []byte
-				if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Score, &x.Match, &corr); err != nil {
+				var ranked int
+				var truncated bool
+				if err := rows.Scan(&x.Key, &x.Kind, &x.Title, &x.Score, &x.Match, &corr, &ranked, &truncated); err != nil {
 					return err
 				}
 				if x.Match == "corrections" {
+					// The last row carries the totals of every statement.
+					out.Ranked, out.Truncated = ranked, truncated
 					if err := json.Unmarshal(corr, &out.Corrections); err != nil {
 						return fmt.Errorf("decode corrections: %w", err)
 					}

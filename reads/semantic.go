@@ -306,7 +306,8 @@ func (r *Reader) Hybrid(ctx context.Context, domainID int32, branch string, q Se
 		}
 		return order[i].x.Key < order[j].x.Key
 	})
-	out := &SearchResults{Results: []SearchResult{}, Corrections: text.Corrections, Mode: ModeHybrid, Path: sem.Path}
+	out := &SearchResults{Results: []SearchResult{}, Corrections: text.Corrections, Mode: ModeHybrid, Path: sem.Path,
+		Ranked: text.Ranked, Truncated: text.Truncated}
 	for _, f := range order {
 		if len(out.Results) == n {
 			break

@@ -157,7 +157,7 @@ func (t *tools) register(s *mcp.Server) {
 		return &mcp.ToolAnnotations{DestructiveHint: ptr(destructive), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
 	}
 	add(s, &mcp.Tool{Name: "search", Annotations: read,
-		Description: "Search a branch by words (mode text: typo-tolerant, partial matching), by meaning (mode semantic) or both (mode hybrid): {results:[{key,kind,title,score,match}], corrections, mode, fewer_than_limit}."},
+		Description: "Search a branch by words (mode text: typo-tolerant, partial matching), by meaning (mode semantic) or both (mode hybrid): {results:[{key,kind,title,score,match}], corrections, mode, fewer_than_limit, ranked, truncated}; truncated means only the first ranked text matches were ranked, so narrow the query."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, any, error) {
 			return t.do(ctx, req, in.Trace, call{method: http.MethodGet, path: branchPath(in.Branch) + "/search",
 				query: values("q", in.Q, "mode", in.Mode, "kind", in.Kind, "limit", num(in.Limit), "at", in.At)})

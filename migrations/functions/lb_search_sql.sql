@@ -1,5 +1,5 @@
 -- lb_search_sql returns the statements lb_search runs: the full match and,
--- when partial matching may follow, the partial match.
+-- when partial matching may follow, the partial match (its first tier).
 CREATE OR REPLACE FUNCTION lb_search_sql(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(statement text)
  LANGUAGE plpgsql
@@ -10,19 +10,27 @@ DECLARE
     c record;
     src text;
     terms tsquery[];
+    words text[];
     full_q tsquery;
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
-    SELECT array_agg(t.term) INTO terms FROM lb_search_terms_levels(c.bs, p_query) t;
+    SELECT array_agg(t.term), array_agg(t.word) INTO terms, words FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NULL THEN
         RETURN;
     END IF;
     SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-    statement := lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit);
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
+       AND terms[1]::text = '''' || replace(replace(words[1], '\', '\\'), '''', '''''') || '''' THEN
+        statement := lb_search_words_sql(c.d, c.b, words[1], p_limit);
+    ELSE
+        statement := lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit);
+    END IF;
     RETURN NEXT;
     IF cardinality(terms) > 1 THEN
-        statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit);
+        statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit,
+                                           c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL,
+                                           CASE WHEN cardinality(terms) <= 6 THEN cardinality(terms) - 1 END);
         RETURN NEXT;
     END IF;
 END

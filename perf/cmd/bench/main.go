@@ -55,6 +55,11 @@ func run() error {
 	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
 	skipMerges := fs.Bool("skip-merges", false, "leave out the Proposal and merge measurement")
+	rankingQueries := fs.Int("ranking-queries", 10, "queries per class of the ranking measurement (0: leave it out)")
+	rankingRepeats := fs.Int("ranking-repeats", 3, "timed calls per query and search path of the ranking measurement")
+	searchCandidates := fs.Bool("search-candidates", false, "also measure the candidate search paths (RUM, GIN with every match ranked, impact-ordered postings) beside the served one")
+	httpReads := fs.Bool("http", true, "also measure reads through a Keeper over loopback HTTP (get by key, full-text search, q=steel)")
+	searchOnly := fs.Bool("search-only", false, "measure the floor, the searches and the ranking only (no other reads, writes, load, branches or merges)")
 	partsFlag := fs.String("parts", "all", "comma-separated parts to measure: "+strings.Join(perf.PartNames(), ", ")+" (or all)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	_ = fs.Parse(os.Args[1:])
@@ -139,13 +144,46 @@ func run() error {
 			return err
 		}
 		rep.Floor = floor[0]
-		if rep.Reads, err = h.Run(ctx, w.Reads(), &rep.Floor); err != nil {
+		ops := w.Reads()
+		if *searchOnly {
+			ops = slices.DeleteFunc(ops, func(op perf.Op) bool { return !strings.Contains(op.Name, "search") })
+		}
+		if rep.Reads, err = h.Run(ctx, ops, &rep.Floor); err != nil {
 			return err
+		}
+		if *httpReads {
+			fmt.Fprintln(os.Stderr, "bench: reads over HTTP")
+			if err := overHTTP(ctx, rep, w, h); err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				rep.HTTPSkipped = "failed: " + err.Error()
+				fmt.Fprintln(os.Stderr, "bench: reads over HTTP:", err)
+			}
+		} else {
+			rep.HTTPSkipped = "--http=false"
+		}
+		if *rankingQueries > 0 {
+			fmt.Fprintln(os.Stderr, "bench: ranking")
+			rep.Ranking, err = w.MeasureRanking(ctx, perf.RankingOptions{PerClass: *rankingQueries, Repeats: *rankingRepeats,
+				Candidates: *searchCandidates, Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }})
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				rep.RankingSkipped = "failed: " + err.Error()
+				fmt.Fprintln(os.Stderr, "bench: ranking:", err)
+			}
+		} else {
+			rep.RankingSkipped = "--ranking-queries 0"
 		}
 	} else {
 		rep.ReadsSkipped = parts.Skipped(perf.PartReads)
 	}
-	if parts.Has(perf.PartWrites) {
+	if *searchOnly {
+		*clients, *skipBranches, *skipMerges, *writeRuns = "", true, true, 0
+	}
+	if parts.Has(perf.PartWrites) && *writeRuns > 0 {
 		hw := perf.Harness{Warmup: 1, Iterations: *writeRuns, Log: os.Stderr}
 		writes := []perf.Op{w.CommitParts(1000, 0)}
 		if big := w.CommitParts(10000, 5*time.Second); big.Name != writes[0].Name {
@@ -154,8 +192,10 @@ func run() error {
 		if rep.Writes, err = hw.Run(ctx, writes, nil); err != nil {
 			return err
 		}
-	} else {
+	} else if !parts.Has(perf.PartWrites) {
 		rep.WritesSkipped = parts.Skipped(perf.PartWrites)
+	} else {
+		rep.WritesSkipped = "no write runs (--search-only or --write-iterations 0)"
 	}
 
 	switch {
@@ -226,6 +266,19 @@ func run() error {
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s\n", *out, jsonPath)
 	return nil
+}
+
+// overHTTP measures the HTTP reads through a Keeper on a loopback port.
+func overHTTP(ctx context.Context, rep *perf.Report, w *perf.Workload, h perf.Harness) error {
+	hk, err := w.StartKeeper(ctx)
+	if err != nil {
+		return err
+	}
+	rep.HTTP, err = h.Run(ctx, w.HTTPReads(hk), &rep.Floor)
+	if cerr := hk.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // underLoad loads the second Domain (same keys, another seed, titles

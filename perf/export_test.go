@@ -1,0 +1,15 @@
+package perf
+
+// ScoreRanking exposes scoreRanking to the tests: got and ex are keys with
+// their gains.
+func ScoreRanking(gotKeys []string, gotGains []float64, exKeys []string, exGains []float64) (overlap, strict, ndcg float64) {
+	got := make([]scored, len(gotKeys))
+	for i := range gotKeys {
+		got[i] = scored{gotKeys[i], gotGains[i]}
+	}
+	ex := make([]scored, len(exKeys))
+	for i := range exKeys {
+		ex[i] = scored{exKeys[i], exGains[i]}
+	}
+	return scoreRanking(got, ex)
+}

@@ -49,14 +49,8 @@ func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := branchPage{Branches: bs}
-	if len(bs) > limit {
-		page.Branches = bs[:limit]
-		page.Next = bs[limit-1].Name
-	}
-	if page.Branches == nil {
-		page.Branches = []store.BranchInfo{}
-	}
+	var page branchPage
+	page.Branches, page.Next = keysetPage(bs, limit, func(b store.BranchInfo) string { return b.Name })
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }
@@ -97,15 +91,8 @@ func (s *Server) createBranch(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	if len(body) > maxBranchBody {
-		return badRequest("body", "too_long", fmt.Sprintf("A branch request is at most %d bytes.", maxBranchBody))
-	}
 	var req store.CreateBranchRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if err := s.decodeBounded(w, r, maxBranchBody, "A branch request", &req); err != nil {
 		return err
 	}
 	if req.Name != "" && store.ValidBranchName(req.Name) && !p.canWrite(req.Name) {

@@ -134,3 +134,16 @@ func describeGoType(kind string) string {
 		return "a number"
 	}
 }
+
+// decodeBounded reads the body (readBody), refuses one over max bytes
+// naming what it is ("A Proposal request"), and decodes it into v.
+func (s *Server) decodeBounded(w http.ResponseWriter, r *http.Request, max int, what string, v any) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if len(body) > max {
+		return badRequest("body", "too_long", fmt.Sprintf("%s is at most %d bytes.", what, max))
+	}
+	return decodeJSON(body, v)
+}

@@ -155,3 +155,16 @@ func matchPattern(pattern, name string) bool {
 	}
 	return len(name) >= len(last) && strings.HasSuffix(name, last)
 }
+
+// keysetPage cuts a list read with limit+1 rows to its page: the first
+// limit items (never nil) and, when more follow, the cursor of the next
+// page (the key of the last item kept).
+func keysetPage[T any](items []T, limit int, key func(T) string) ([]T, string) {
+	if len(items) > limit {
+		return items[:limit], key(items[limit-1])
+	}
+	if items == nil {
+		items = []T{}
+	}
+	return items, ""
+}

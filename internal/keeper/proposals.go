@@ -73,21 +73,34 @@ func proposalParam(r *http.Request) (string, error) {
 	return id, nil
 }
 
+// proposalRef is the Proposal the {proposal} path parameter names, in the
+// request's Domain, with its source and target branches.
+type proposalRef struct {
+	domain         int32
+	id             string
+	source, target string
+}
+
+// proposalOf reads the {proposal} parameter and the Proposal's branches
+// (404 for a malformed id or a Proposal of another Domain).
+func (s *Server) proposalOf(r *http.Request) (proposalRef, error) {
+	id, err := proposalParam(r)
+	if err != nil {
+		return proposalRef{}, err
+	}
+	ref := proposalRef{domain: domainFrom(r.Context()).ID, id: id}
+	ref.source, ref.target, err = s.merges.Branches(r.Context(), ref.domain, id)
+	return ref, err
+}
+
 // openProposal: POST /v1/domains/{d}/proposals {title, description?,
 // source, target} → 201. Needs write access to the source.
 func (s *Server) openProposal(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	if len(body) > maxProposalBody {
-		return badRequest("body", "too_long", fmt.Sprintf("A Proposal request is at most %d bytes.", maxProposalBody))
-	}
 	var req merge.OpenRequest
-	if err := decodeJSON(body, &req); err != nil {
+	if err := s.decodeBounded(w, r, maxProposalBody, "A Proposal request", &req); err != nil {
 		return err
 	}
 	if err := merge.CheckOpen(&req); err != nil {
@@ -134,14 +147,8 @@ func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := proposalPage{Proposals: ps}
-	if len(ps) > limit {
-		page.Proposals = ps[:limit]
-		page.Next = ps[limit-1].ID
-	}
-	if page.Proposals == nil {
-		page.Proposals = []*merge.Proposal{}
-	}
+	var page proposalPage
+	page.Proposals, page.Next = keysetPage(ps, limit, func(p *merge.Proposal) string { return p.ID })
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }
@@ -218,7 +225,7 @@ func (s *Server) resolveConflict(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	id, err := proposalParam(r)
+	ref, err := s.proposalOf(r)
 	if err != nil {
 		return err
 	}
@@ -226,30 +233,18 @@ func (s *Server) resolveConflict(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := domainFrom(r.Context()).ID
-	_, tgt, err := s.merges.Branches(r.Context(), d, id)
-	if err != nil {
-		return err
-	}
 	p := principalFrom(r.Context())
-	if err := mustWrite(p, tgt, "resolve conflicts of this Proposal"); err != nil {
+	if err := mustWrite(p, ref.target, "resolve conflicts of this Proposal"); err != nil {
 		return err
-	}
-	body, err := s.readBody(w, r)
-	if err != nil {
-		return err
-	}
-	if len(body) > maxResolutionBody {
-		return badRequest("body", "too_long", fmt.Sprintf("A resolution is at most %d bytes.", maxResolutionBody))
 	}
 	var res merge.Resolution
-	if err := decodeJSON(body, &res); err != nil {
+	if err := s.decodeBounded(w, r, maxResolutionBody, "A resolution", &res); err != nil {
 		return err
 	}
 	if res.Conflict != "" && res.Conflict != cid {
 		return badRequest("conflict", "mismatch", "The body names another conflict than the path.")
 	}
-	c, err := s.merges.Resolve(r.Context(), d, id, cid, res, p.name())
+	c, err := s.merges.Resolve(r.Context(), ref.domain, ref.id, cid, res, p.name())
 	if err != nil {
 		return mergeError(w, err)
 	}
@@ -262,7 +257,7 @@ func (s *Server) clearResolution(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	id, err := proposalParam(r)
+	ref, err := s.proposalOf(r)
 	if err != nil {
 		return err
 	}
@@ -270,15 +265,10 @@ func (s *Server) clearResolution(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d := domainFrom(r.Context()).ID
-	_, tgt, err := s.merges.Branches(r.Context(), d, id)
-	if err != nil {
+	if err := mustWrite(principalFrom(r.Context()), ref.target, "resolve conflicts of this Proposal"); err != nil {
 		return err
 	}
-	if err := mustWrite(principalFrom(r.Context()), tgt, "resolve conflicts of this Proposal"); err != nil {
-		return err
-	}
-	if err := s.merges.Unresolve(r.Context(), d, id, cid); err != nil {
+	if err := s.merges.Unresolve(r.Context(), ref.domain, ref.id, cid); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -312,17 +302,13 @@ func (s *Server) mergeProposal(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	id, err := proposalParam(r)
+	ref, err := s.proposalOf(r)
 	if err != nil {
 		return err
 	}
-	d := domainFrom(r.Context()).ID
-	_, tgt, err := s.merges.Branches(r.Context(), d, id)
-	if err != nil {
-		return err
-	}
+	d, id := ref.domain, ref.id
 	p := principalFrom(r.Context())
-	if err := mustWrite(p, tgt, "merge this Proposal"); err != nil {
+	if err := mustWrite(p, ref.target, "merge this Proposal"); err != nil {
 		return err
 	}
 	var body mergeBody
@@ -369,22 +355,17 @@ func (s *Server) closeProposal(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	id, err := proposalParam(r)
-	if err != nil {
-		return err
-	}
-	d := domainFrom(r.Context()).ID
-	src, tgt, err := s.merges.Branches(r.Context(), d, id)
+	ref, err := s.proposalOf(r)
 	if err != nil {
 		return err
 	}
 	p := principalFrom(r.Context())
-	if !p.canWrite(src) {
-		if err := mustWrite(p, tgt, "close this Proposal"); err != nil {
+	if !p.canWrite(ref.source) {
+		if err := mustWrite(p, ref.target, "close this Proposal"); err != nil {
 			return err
 		}
 	}
-	prop, err := s.merges.Close(r.Context(), d, id)
+	prop, err := s.merges.Close(r.Context(), ref.domain, ref.id)
 	if err != nil {
 		return err
 	}

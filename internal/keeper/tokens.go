@@ -62,14 +62,8 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := tokenPage{Tokens: ts}
-	if len(ts) > limit {
-		page.Tokens = ts[:limit]
-		page.Next = ts[limit-1].ID
-	}
-	if page.Tokens == nil {
-		page.Tokens = []store.Token{}
-	}
+	var page tokenPage
+	page.Tokens, page.Next = keysetPage(ts, limit, func(t store.Token) string { return t.ID })
 	writeJSON(w, http.StatusOK, page)
 	return nil
 }

@@ -78,7 +78,11 @@ perf-1m: perf-up
 
 # 10M Records: the 1M dataset loaded through the commit pipeline, then its
 # materialized rows copied 9 times with renumbered keys (--replicas 10),
-# measured in place (a template copy would double the disk).
+# measured in place (a template copy would double the disk). The reads run
+# cold (fresh keys) then warm (the same keys), each read, role and pass
+# stopped after PERF_READ_LIMIT; add PERF_FLAGS=--prewarm to run storage
+# prewarm first.
+PERF_READ_LIMIT ?= 45s
 perf-10m: perf-up
 	$(PERF_BENCH) --scale 54060 --replicas 10 --iterations 300 --warmup 30 --seed-database perf_seed_10m --in-place \
-		--out $(PERF_OUT)/perf-10m.md $(PERF_FLAGS)
+		--cold-warm --read-time-limit $(PERF_READ_LIMIT) --out $(PERF_OUT)/perf-10m.md $(PERF_FLAGS)

@@ -18,6 +18,9 @@ type Op struct {
 	Target time.Duration
 	Owner  func(ctx context.Context) error
 	RLS    func(ctx context.Context) error
+	// Explain, when set, draws the SQL and arguments of one call of the
+	// read's SQL function (what Owner runs), for EXPLAIN.
+	Explain func() (string, []any)
 }
 
 // Stats summarizes the timed calls of one operation and role.
@@ -29,6 +32,11 @@ type Stats struct {
 	Mean time.Duration `json:"mean_ns"`
 	Min  time.Duration `json:"min_ns"`
 	Max  time.Duration `json:"max_ns"`
+	// Warmup is the number of warm-up calls made before the timed ones.
+	Warmup int `json:"warmup,omitempty"`
+	// Capped tells that the time limit stopped the calls before the
+	// iterations asked for (N is what was measured).
+	Capped bool `json:"capped,omitempty"`
 }
 
 // Summarize computes Stats of latencies (nearest-rank percentiles).
@@ -71,32 +79,60 @@ type Harness struct {
 	Warmup int
 	// Iterations is the number of timed calls per operation and role.
 	Iterations int
+	// TimeLimit, when positive, caps the wall-clock time of one operation
+	// and role (warm-up and timed calls together): past it the calls stop,
+	// after at least one timed call, and the Stats say Capped.
+	TimeLimit time.Duration
 	// Log receives a line per measured operation (nil: none).
 	Log io.Writer
+	// Clock reads the time (nil: time.Now).
+	Clock func() time.Time
 }
 
-// Time runs fn Warmup times, then Iterations times timing each call. The
-// first error stops it.
+func (h Harness) now() time.Time {
+	if h.Clock != nil {
+		return h.Clock()
+	}
+	return time.Now()
+}
+
+// over reports whether the time limit has passed since start.
+func (h Harness) over(start time.Time) bool {
+	return h.TimeLimit > 0 && h.now().Sub(start) >= h.TimeLimit
+}
+
+// Time runs fn Warmup times, then Iterations times timing each call; with
+// a TimeLimit it stops once the limit has passed (warm-up included), after
+// at least one timed call. The first error stops it.
 func (h Harness) Time(ctx context.Context, fn func(ctx context.Context) error) (Stats, error) {
-	for i := 0; i < h.Warmup; i++ {
+	start := h.now()
+	warm := 0
+	for ; warm < h.Warmup && !h.over(start); warm++ {
 		if err := fn(ctx); err != nil {
-			return Stats{}, fmt.Errorf("warm-up call %d: %w", i+1, err)
+			return Stats{}, fmt.Errorf("warm-up call %d: %w", warm+1, err)
 		}
 	}
 	lat := make([]time.Duration, 0, h.Iterations)
+	capped := false
 	for i := 0; i < h.Iterations; i++ {
 		if err := ctx.Err(); err != nil {
 			return Stats{}, err
 		}
-		start := time.Now()
+		if i > 0 && h.over(start) {
+			capped = true
+			break
+		}
+		t := h.now()
 		err := fn(ctx)
-		d := time.Since(start)
+		d := h.now().Sub(t)
 		if err != nil {
 			return Stats{}, fmt.Errorf("timed call %d: %w", i+1, err)
 		}
 		lat = append(lat, d)
 	}
-	return Summarize(lat), nil
+	st := Summarize(lat)
+	st.Warmup, st.Capped = warm, capped || warm < h.Warmup
+	return st, nil
 }
 
 // Run measures every operation: first all of them as the owner, then all of
@@ -136,7 +172,7 @@ func (h Harness) Run(ctx context.Context, ops []Op, floor *Result) ([]Result, er
 			} else {
 				r.RLS = &st
 			}
-			h.logf("perf: %-40s %-5s p50 %s p95 %s p99 %s", op.Name, role, ms(st.P50), ms(st.P95), ms(st.P99))
+			h.logf("perf: %-40s %-5s p50 %s p95 %s p99 %s n %d%s", op.Name, role, ms(st.P50), ms(st.P95), ms(st.P99), st.N, cappedMark(st))
 		}
 	}
 	if floor != nil {
@@ -165,3 +201,11 @@ func (h Harness) logf(format string, args ...any) {
 
 // ms formats a duration in milliseconds with two decimals.
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
+
+// cappedMark is "*" for Stats the time limit cut short.
+func cappedMark(s Stats) string {
+	if s.Capped {
+		return "*"
+	}
+	return ""
+}

@@ -14,6 +14,11 @@
 // costs before it does any work: the driver, the round trip and, for
 // lorebase_app, the scoping of the transaction.
 //
+// With a time limit the calls of one operation stop early (the Stats say
+// Capped). RunColdWarm measures the reads on keys of an unused seed, then
+// the same calls again; ExplainRead, ReadResidency (pg_buffercache) and
+// Prewarm (storage prewarm's code) tell why a read misses its budget.
+//
 // Beyond one client: RunConcurrency runs N clients over two Domains (with
 // and without a writer committing at a fixed rate) and checks every Record
 // returned against the client's own Domain; MeasureBranches times overlay

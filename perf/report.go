@@ -60,6 +60,21 @@ type Report struct {
 	Ranking *Ranking `json:"ranking,omitempty"`
 	// RankingSkipped says why Ranking is nil.
 	RankingSkipped string `json:"ranking_skipped,omitempty"`
+	// ReadTimeLimit caps each read, role and pass (0: none).
+	ReadTimeLimit time.Duration `json:"read_time_limit_ns,omitempty"`
+	// ColdWarm is the cold and warm passes (nil: not run); with it Reads
+	// is the warm pass.
+	ColdWarm *ColdWarm `json:"cold_warm,omitempty"`
+	// Explains are EXPLAIN (ANALYZE, BUFFERS) of reads over budget.
+	Explains []*Explain `json:"explains,omitempty"`
+	// ExplainNote says which reads were explained, or why none.
+	ExplainNote string `json:"explain_note,omitempty"`
+	// Residency is what shared buffers held at moments of the run.
+	Residency []*Residency `json:"residency,omitempty"`
+	// ResidencySkipped says why Residency is empty.
+	ResidencySkipped string `json:"residency_skipped,omitempty"`
+	// Prewarm is storage prewarm run before the reads (nil: not run).
+	Prewarm *PrewarmRun `json:"prewarm,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
 	LoadAverage []string `json:"load_average,omitempty"`
 }
@@ -135,6 +150,12 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			sw.Calls, sw.Words, thousands(sw.P50), thousands(sw.P95), thousands(sw.Max), sw.Over1k, strings.Join(top, ", "))
 	}
 	p("- %d timed calls per read and role after %d warm-up calls, random keys and queries from the dataset; owner pass first, then rls.", r.Iterations, r.Warmup)
+	if r.ReadTimeLimit > 0 {
+		p("- Each read, role and pass stops after %s (warm-up included) if its calls have not finished: n is the number of timed calls measured, marked * when the limit cut it short.", r.ReadTimeLimit)
+	}
+	if r.ColdWarm != nil {
+		p("- Cold and warm: the Reads table below is the warm pass (see Cold and warm reads).")
+	}
 	p("")
 	p("## Environment")
 	p("")
@@ -162,15 +183,19 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	} else {
 		p("owner: the read's SQL function as the owner (not subject to row-level security). rls: the read through package reads as lorebase_app, subject to the domain_isolation policies (what Keeper serves: validation, the scoped transaction in one round trip, decoding). Ratio to floor: rls p50 over the floor's rls p50.")
 		p("")
-		p("| Operation | Target p95 | owner p50 | owner p95 | owner p99 | rls p50 | rls p95 | rls p99 | ratio to floor |")
-		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		p("| Operation | Target p95 | owner p50 | owner p95 | owner p99 | rls p50 | rls p95 | rls p99 | ratio to floor | n owner / rls |")
+		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		rows = append([]Result{r.Floor}, r.Reads...)
 		for _, x := range rows {
-			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target),
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |", x.Name, target(x.Target),
 				stat(x.Owner, 50), stat(x.Owner, 95), stat(x.Owner, 99),
-				stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
+				stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio), count(x.Owner), count(x.RLS))
 		}
 	}
+	r.writeColdWarm(p)
+	r.writePrewarm(p)
+	r.writeResidency(p)
+	r.writeExplains(p)
 	if r.WritesSkipped != "" {
 		p("")
 		p("## Writes (milliseconds)")
@@ -237,6 +262,15 @@ func stat(s *Stats, pct int) string {
 		return ms(s.P99)
 	}
 	return ms(s.Mean)
+}
+
+// count is the number of timed calls of s, marked * when the time limit
+// cut them short.
+func count(s *Stats) string {
+	if s == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%d%s", s.N, cappedMark(*s))
 }
 
 func target(d time.Duration) string {

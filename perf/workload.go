@@ -230,8 +230,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 		switch name {
 		case "get by key":
 			op = Op{Target: 5 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_get($1, $2, NULL)`, br, keys.take().key)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_get($1, $2, NULL)`, []any{br, keys.take().key}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.Get(ctx, w.DomainID, br, keys.take().key, "")
@@ -239,9 +239,9 @@ func (w *Workload) ReadsOn(br string) []Op {
 				}}
 		case "list page of 50":
 			op = Op{Target: 20 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
+				Explain: func() (string, []any) {
 					k := pageKinds.take()
-					return w.ownerRead(ctx, `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, br, k.kind, k.key, 51)
+					return `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, []any{br, k.kind, k.key, 51}
 				},
 				RLS: func(ctx context.Context) error {
 					k := pageKinds.take()
@@ -250,8 +250,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 				}}
 		case "links of a record":
 			op = Op{Target: 10 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, br, keys.take().key, "both", "")
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, []any{br, keys.take().key, "both", ""}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.Links(ctx, w.DomainID, br, keys.take().key, reads.LinksQuery{Direction: "both"})
@@ -259,8 +259,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 				}}
 		case "2-hop neighborhood":
 			op = Op{Target: 30 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, br, keys.take().key, 2, 200, def.NeighborhoodFanout)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, []any{br, keys.take().key, 2, 200, def.NeighborhoodFanout}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.Neighborhood(ctx, w.DomainID, br, keys.take().key, 2, 200)
@@ -269,9 +269,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 		case "query by indexed attribute":
 			// The purchase orders of a Supplier: PurchaseOrder.supplier is indexed.
 			op = Op{Target: 25 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`,
-						br, supply.KindPurchaseOrder, "supplier", suppliers.take(), "", 51)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`, []any{br, supply.KindPurchaseOrder, "supplier", suppliers.take(), "", 51}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
@@ -282,9 +281,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 			qs := map[string]*cycle[string]{"full-text search": queryWords, "typo-tolerant full-text search": typoWords,
 				"partial-match full-text search": phrases}[name]
 			op = Op{Target: 50 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`,
-						br, qs.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`, []any{br, qs.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: qs.take()})
@@ -293,9 +291,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 		case "entity resolution":
 			// No budget in design section 6; held to the search budget.
 			op = Op{Target: 50 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`,
-						br, mentions.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`, []any{br, mentions.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.Resolve(ctx, w.DomainID, br, mentions.take(), "", 0)
@@ -303,9 +300,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 				}}
 		case "record history page":
 			op = Op{Target: 10 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`,
-						br, keys.take().key, "", def.HistoryDefaultLimit+1)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`, []any{br, keys.take().key, "", def.HistoryDefaultLimit + 1}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.History(ctx, w.DomainID, br, keys.take().key, 0, "")
@@ -313,8 +309,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 				}}
 		case "record lineage":
 			op = Op{Target: 10 * time.Millisecond,
-				Owner: func(ctx context.Context) error {
-					return w.ownerRead(ctx, `SELECT * FROM lb_lineage($1, $2)`, br, keys.take().key)
+				Explain: func() (string, []any) {
+					return `SELECT * FROM lb_lineage($1, $2)`, []any{br, keys.take().key}
 				},
 				RLS: func(ctx context.Context) error {
 					_, err := w.Reader.Lineage(ctx, w.DomainID, br, keys.take().key)
@@ -324,6 +320,13 @@ func (w *Workload) ReadsOn(br string) []Op {
 			continue
 		}
 		op.Name = name
+		if call := op.Explain; call != nil && op.Owner == nil {
+			// The owner runs the read's SQL function, the same SQL EXPLAIN sees.
+			op.Owner = func(ctx context.Context) error {
+				q, args := call()
+				return w.ownerRead(ctx, q, args...)
+			}
+		}
 		ops = append(ops, op)
 	}
 	return ops

@@ -61,6 +61,13 @@ func run() error {
 	httpReads := fs.Bool("http", true, "also measure reads through a Keeper over loopback HTTP (get by key, full-text search, q=steel)")
 	searchOnly := fs.Bool("search-only", false, "measure the floor, the searches and the ranking only (no other reads, writes, load, branches or merges)")
 	partsFlag := fs.String("parts", "all", "comma-separated parts to measure: "+strings.Join(perf.PartNames(), ", ")+" (or all)")
+	coldWarm := fs.Bool("cold-warm", false, "measure the reads twice per role: cold on keys from a seed the run has not used, then warm on the same calls (the Reads table is then the warm pass)")
+	coldSeed := fs.Uint64("cold-seed", 0, "seed of the cold pass's owner keys (the rls keys use the next seed); 0: a random one")
+	readTimeLimit := fs.Duration("read-time-limit", 0, "stop each read, role and pass after this long (warm-up included; 0: no limit); the report shows the calls measured")
+	explain := fs.String("explain", "over", "EXPLAIN (ANALYZE, BUFFERS) of reads: over (those whose rls p95 passes the budget), all, or none")
+	explainSamples := fs.Int("explain-samples", 3, "calls explained per read to pick the slowest")
+	prewarm := fs.Bool("prewarm", false, "run storage prewarm for the Domain before the reads, with the cache residency before and after")
+	residencyTop := fs.Int("residency-top", 12, "relations listed per cache residency snapshot (pg_buffercache; 0: no snapshots)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	_ = fs.Parse(os.Args[1:])
 	if *cpuProfile != "" {
@@ -73,6 +80,12 @@ func run() error {
 	parts, err := perf.ParseParts(*partsFlag)
 	if err != nil {
 		return err
+	}
+	if *explain != "over" && *explain != "all" && *explain != "none" {
+		return fmt.Errorf("--explain: %q is not over, all or none", *explain)
+	}
+	if *readTimeLimit < 0 {
+		return fmt.Errorf("--read-time-limit: %s is negative", *readTimeLimit)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -138,19 +151,47 @@ func run() error {
 	}
 
 	if parts.Has(perf.PartReads) {
-		h := perf.Harness{Warmup: *warmup, Iterations: *iterations, Log: os.Stderr}
+		h := perf.Harness{Warmup: *warmup, Iterations: *iterations, TimeLimit: *readTimeLimit, Log: os.Stderr}
+		rep.ReadTimeLimit = *readTimeLimit
 		floor, err := h.Run(ctx, []perf.Op{w.Floor()}, nil)
 		if err != nil {
 			return err
 		}
 		rep.Floor = floor[0]
-		ops := w.Reads()
-		if *searchOnly {
-			ops = slices.DeleteFunc(ops, func(op perf.Op) bool { return !strings.Contains(op.Name, "search") })
+		readsOf := func(w *perf.Workload) []perf.Op {
+			ops := w.Reads()
+			if *searchOnly {
+				ops = slices.DeleteFunc(ops, func(op perf.Op) bool { return !strings.Contains(op.Name, "search") })
+			}
+			return ops
 		}
-		if rep.Reads, err = h.Run(ctx, ops, &rep.Floor); err != nil {
-			return err
+		snap := residency(ctx, rep, w, *residencyTop)
+		if *prewarm {
+			snap("before prewarm")
+			fmt.Fprintln(os.Stderr, "bench: storage prewarm")
+			rep.Prewarm = w.Prewarm(ctx)
+			snap("after prewarm")
 		}
+		if *coldWarm {
+			seed := *coldSeed
+			if seed == 0 {
+				if seed, err = perf.FreshSeed(*benchSeed, *benchSeed+1, *benchSeed+2); err != nil {
+					return err
+				}
+			}
+			rep.ColdWarm, err = h.RunColdWarm(ctx, func(seed uint64) []perf.Op { return readsOf(w.WithSeed(seed)) },
+				seed, seed+1, &rep.Floor, func(pass string) { snap("after the " + pass + " pass") })
+			if err != nil {
+				return err
+			}
+			rep.Reads = rep.ColdWarm.Warm
+		} else {
+			if rep.Reads, err = h.Run(ctx, readsOf(w), &rep.Floor); err != nil {
+				return err
+			}
+			snap("after the reads")
+		}
+		explainReads(ctx, rep, w, *explain, *explainSamples)
 		if *httpReads {
 			fmt.Fprintln(os.Stderr, "bench: reads over HTTP")
 			if err := overHTTP(ctx, rep, w, h); err != nil {
@@ -320,6 +361,68 @@ func underLoad(ctx context.Context, rep *perf.Report, url string, f perf.CommonF
 	tenants := []*perf.Tenant{perf.NewTenant(w1, ""), perf.NewTenant(w2, secondMarker)}
 	rep.Concurrency, err = perf.RunConcurrency(ctx, tenants, opts)
 	return err
+}
+
+// residency returns a function that adds a pg_buffercache snapshot to the
+// report (after creating the extension once; when it cannot, the report
+// says why and no snapshot is taken).
+func residency(ctx context.Context, rep *perf.Report, w *perf.Workload, top int) func(label string) {
+	if top <= 0 {
+		rep.ResidencySkipped = "--residency-top 0"
+		return func(string) {}
+	}
+	if err := w.EnableBuffercache(ctx); err != nil {
+		rep.ResidencySkipped = "pg_buffercache is not available: " + err.Error()
+		fmt.Fprintln(os.Stderr, "bench:", rep.ResidencySkipped)
+		return func(string) {}
+	}
+	return func(label string) {
+		r, err := w.ReadResidency(ctx, label, top)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: cache residency:", err)
+			return
+		}
+		rep.Residency = append(rep.Residency, r)
+	}
+}
+
+// explainReads explains the reads over budget (or all, or none) on keys
+// from a seed the run has not used.
+func explainReads(ctx context.Context, rep *perf.Report, w *perf.Workload, mode string, samples int) {
+	if mode == "none" {
+		return
+	}
+	passes := []perf.Pass{{Name: "reads", Results: rep.Reads}}
+	if cw := rep.ColdWarm; cw != nil {
+		passes = []perf.Pass{{Name: "cold", Results: cw.Cold}, {Name: "warm", Results: cw.Warm}}
+	}
+	why := map[string]string{}
+	for _, m := range perf.OverBudget(passes...) {
+		why[m.Name] = fmt.Sprintf("%s p95 %.2f ms in the %s pass, over the %.0f ms budget", m.Role,
+			float64(m.P95)/float64(time.Millisecond), m.Pass, float64(m.Target)/float64(time.Millisecond))
+	}
+	seed, err := perf.FreshSeed()
+	if err != nil {
+		rep.ExplainNote = err.Error()
+		return
+	}
+	ops := w.WithSeed(seed).Reads()
+	n := 0
+	for _, op := range ops {
+		reason, over := why[op.Name]
+		if mode == "all" && !over {
+			reason, over = "explained on request (--explain all)", true
+		}
+		if !over || op.Explain == nil {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "bench: explain %s\n", op.Name)
+		rep.Explains = append(rep.Explains, w.ExplainRead(ctx, op, reason, samples))
+		n++
+	}
+	if n == 0 {
+		rep.ExplainNote = "Every read's rls p95 is within its design section 6 budget: none explained."
+	}
 }
 
 // The second Domain of the concurrent measurement.

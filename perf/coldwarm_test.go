@@ -156,7 +156,7 @@ func TestReportRendersColdWarmAndDiagnosis(t *testing.T) {
 			Budget: 200 << 20, SharedBuffers: 256 << 20, Steps: []storagecli.PrewarmStep{{Relation: "x"}, {Relation: "y", Partial: true}}, Skipped: []string{"z"}}},
 		Explains: []*perf.Explain{{Name: "full-text search", Why: "rls p95 60.00 ms in the cold pass, over the 50 ms budget", SQL: "SELECT * FROM lb_search($1)", Args: "[main steel]", Samples: 3,
 			Cold: &perf.PlanCall{Planning: time.Millisecond, Execution: 55 * time.Millisecond, SharedHit: 1200, SharedRead: 3400,
-				Plan: []string{"Function Scan of lb_search: 55.00 ms, 20 rows × 1 loops, hit 1200, read 3400"},
+				Plan:   []string{"Function Scan of lb_search: 55.00 ms, 20 rows × 1 loops, hit 1200, read 3400"},
 				Nested: []perf.NestedPlan{{Duration: 50 * time.Millisecond, Text: "duration: 50.000 ms  plan:\nBitmap Heap Scan on mat_records_p1"}}},
 			Warm: &perf.PlanCall{Execution: 5 * time.Millisecond, SharedHit: 4600}}},
 	}

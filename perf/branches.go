@@ -293,7 +293,12 @@ func (b *branchRun) paired(ctx context.Context) error {
 		pr := PairedResult{Name: ov[i].Name, Target: ov[i].Target}
 		var lo, lc []time.Duration
 		var err error
+		start, capped := h.now(), false
 		for call := 0; call < h.Warmup+h.Iterations && err == nil; call++ {
+			if len(lo) > 0 && h.over(start) {
+				capped = true
+				break
+			}
 			first, second := ov[i].RLS, cp[i].RLS
 			if call%2 == 1 {
 				first, second = second, first
@@ -319,6 +324,7 @@ func (b *branchRun) paired(ctx context.Context) error {
 			pr.Error = err.Error()
 		} else {
 			so, sc := Summarize(lo), Summarize(lc)
+			so.Capped, sc.Capped = capped, capped
 			pr.Overlay, pr.Copy = &so, &sc
 			b.logf("perf: %-40s overlay p50 %s p95 %s | copy p50 %s p95 %s", pr.Name, ms(so.P50), ms(so.P95), ms(sc.P50), ms(sc.P95))
 		}

@@ -150,19 +150,19 @@ func (r *Report) writeBranches(p func(string, ...any)) {
 			p("Overlay against copy, call by call on the same keys and queries, alternating which branch reads first (rls). %d of the %d commits meant to precede them failed (see Not measured), so the branches do not hold the same changes: the overlay reads its base with no rows of its own.", failed, max(len(b.Commits), 3))
 		}
 		p("")
-		p("| Read | Target p95 | overlay p50 | overlay p95 | overlay p99 | copy p50 | copy p95 | copy p99 | overlay/copy p50 |")
-		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		p("| Read | Target p95 | overlay p50 | overlay p95 | overlay p99 | copy p50 | copy p95 | copy p99 | overlay/copy p50 | n |")
+		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, x := range b.Paired {
 			if x.Error != "" {
-				p("| %s | %s | failed: %s |  |  |  |  |  |  |", x.Name, target(x.Target), strings.ReplaceAll(x.Error, "|", "/"))
+				p("| %s | %s | failed: %s |  |  |  |  |  |  |  |", x.Name, target(x.Target), strings.ReplaceAll(x.Error, "|", "/"))
 				continue
 			}
 			rt := "—"
 			if x.Copy != nil && x.Copy.P50 > 0 {
 				rt = fmt.Sprintf("%.2f", float64(x.Overlay.P50)/float64(x.Copy.P50))
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target), stat(x.Overlay, 50), stat(x.Overlay, 95), stat(x.Overlay, 99),
-				stat(x.Copy, 50), stat(x.Copy, 95), stat(x.Copy, 99), rt)
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target), stat(x.Overlay, 50), stat(x.Overlay, 95), stat(x.Overlay, 99),
+				stat(x.Copy, 50), stat(x.Copy, 95), stat(x.Copy, 99), rt, count(x.Overlay))
 		}
 	}
 	if len(b.OverlayEffects) > 0 {

@@ -63,7 +63,7 @@ func run() error {
 	partsFlag := fs.String("parts", "all", "comma-separated parts to measure: "+strings.Join(perf.PartNames(), ", ")+" (or all)")
 	coldWarm := fs.Bool("cold-warm", false, "measure the reads twice per role: cold on keys from a seed the run has not used, then warm on the same calls (the Reads table is then the warm pass)")
 	coldSeed := fs.Uint64("cold-seed", 0, "seed of the cold pass's owner keys (the rls keys use the next seed); 0: a random one")
-	readTimeLimit := fs.Duration("read-time-limit", 0, "stop each read, role and pass after this long (warm-up included; 0: no limit); the report shows the calls measured")
+	readTimeLimit := fs.Duration("read-time-limit", 0, "stop each read, role and pass after this long (warm-up included; 0: no limit), the branches' and merges' timed reads too; the report shows the calls measured")
 	explain := fs.String("explain", "over", "EXPLAIN (ANALYZE, BUFFERS) of reads: over (those whose rls p95 passes the budget), all, or none")
 	explainSamples := fs.Int("explain-samples", 3, "calls explained per read to pick the slowest")
 	prewarm := fs.Bool("prewarm", false, "run storage prewarm for the Domain before the reads, with the cache residency before and after")
@@ -266,7 +266,7 @@ func run() error {
 	default:
 		fmt.Fprintln(os.Stderr, "bench: branches")
 		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000,
-			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations}, Log: os.Stderr})
+			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations, TimeLimit: *readTimeLimit}, Log: os.Stderr})
 		if err != nil {
 			if ctx.Err() != nil {
 				return err
@@ -282,7 +282,7 @@ func run() error {
 	default:
 		fmt.Fprintln(os.Stderr, "bench: proposals and merges")
 		rep.Merges, err = w.MeasureMerges(ctx, perf.MergeOptions{Sizes: []int{1000, 10000},
-			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations}, Log: os.Stderr})
+			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations, TimeLimit: *readTimeLimit}, Log: os.Stderr})
 		if err != nil {
 			if ctx.Err() != nil {
 				return err

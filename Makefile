@@ -6,7 +6,7 @@ STATICCHECK_VERSION ?= v0.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 PKGS := ./...
 
-.PHONY: run test unit lint vet staticcheck golangci-lint fmtcheck migrate build bench fmt perf-up perf-down perf-url perf-100k perf-1m perf-10m
+.PHONY: run test unit lint vet staticcheck golangci-lint fmtcheck migrate build bench fmt perf-up perf-down perf-url perf-100k perf-1m perf-10m perf-check perf-baseline
 
 build:
 	$(GO) build -o bin/keeper ./cmd/keeper
@@ -86,3 +86,19 @@ PERF_READ_LIMIT ?= 45s
 perf-10m: perf-up
 	$(PERF_BENCH) --scale 54060 --replicas 10 --iterations 300 --warmup 30 --seed-database perf_seed_10m --in-place \
 		--cold-warm --read-time-limit $(PERF_READ_LIMIT) --out $(PERF_OUT)/perf-10m.md $(PERF_FLAGS)
+
+# Regression gate: a short 100k pass over the reads (the seed database
+# perf_seed_100k is loaded once, then copied) comparing each read's rls p50
+# over the primary-key floor with $(PERF_BASELINE); it fails, naming the
+# reads, past $(PERF_CHECK_TOLERANCE) times a read's baseline ratio.
+# perf-baseline writes the baseline from the same pass.
+PERF_BASELINE ?= docs/perf/perf-check-baseline.json
+PERF_CHECK_TOLERANCE ?= 1.5
+PERF_CHECK_OUT ?= .lorebase/perf-check.md
+PERF_CHECK = $(PERF_BENCH) --scale 540 --seed-database perf_seed_100k --parts reads --iterations 300 --warmup 30 \
+	--http=false --ranking-queries 0 --explain none --residency-top 0
+perf-check: perf-up
+	$(PERF_CHECK) --check-baseline $(PERF_BASELINE) --check-tolerance $(PERF_CHECK_TOLERANCE) --out $(PERF_CHECK_OUT) $(PERF_FLAGS)
+
+perf-baseline: perf-up
+	$(PERF_CHECK) --write-baseline $(PERF_BASELINE) --out $(PERF_CHECK_OUT) $(PERF_FLAGS)

@@ -75,6 +75,8 @@ type Report struct {
 	ResidencySkipped string `json:"residency_skipped,omitempty"`
 	// Prewarm is storage prewarm run before the reads (nil: not run).
 	Prewarm *PrewarmRun `json:"prewarm,omitempty"`
+	// Check is the comparison with a baseline (nil: none).
+	Check *Check `json:"check,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
 	LoadAverage []string `json:"load_average,omitempty"`
 }
@@ -192,6 +194,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio), count(x.Owner), count(x.RLS))
 		}
 	}
+	r.writeCheck(p)
 	r.writeColdWarm(p)
 	r.writePrewarm(p)
 	r.writeResidency(p)

@@ -68,6 +68,9 @@ func run() error {
 	explainSamples := fs.Int("explain-samples", 3, "calls explained per read to pick the slowest")
 	prewarm := fs.Bool("prewarm", false, "run storage prewarm for the Domain before the reads, with the cache residency before and after")
 	residencyTop := fs.Int("residency-top", 12, "relations listed per cache residency snapshot (pg_buffercache; 0: no snapshots)")
+	writeBaseline := fs.String("write-baseline", "", "write the reads' ratios to the floor of this run as the baseline file of --check-baseline")
+	checkBaseline := fs.String("check-baseline", "", "compare each read's ratio to the floor with this baseline file and fail past --check-tolerance times it")
+	checkTolerance := fs.Float64("check-tolerance", perf.DefaultCheckTolerance, "how many times its baseline ratio a read may reach before --check-baseline fails")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	_ = fs.Parse(os.Args[1:])
 	if *cpuProfile != "" {
@@ -83,6 +86,18 @@ func run() error {
 	}
 	if *explain != "over" && *explain != "all" && *explain != "none" {
 		return fmt.Errorf("--explain: %q is not over, all or none", *explain)
+	}
+	if *checkTolerance < 1 {
+		return fmt.Errorf("--check-tolerance: %g is below 1", *checkTolerance)
+	}
+	var base *perf.Baseline
+	if *checkBaseline != "" {
+		if base, err = perf.ReadBaseline(*checkBaseline); err != nil {
+			return err
+		}
+	}
+	if (*checkBaseline != "" || *writeBaseline != "") && !parts.Has(perf.PartReads) {
+		return fmt.Errorf("--check-baseline and --write-baseline need the reads part")
 	}
 	if *readTimeLimit < 0 {
 		return fmt.Errorf("--read-time-limit: %s is negative", *readTimeLimit)
@@ -291,21 +306,49 @@ func run() error {
 		}
 	}
 	rep.LoadAverage = append(rep.LoadAverage, perf.ReadLoadAverage())
-
-	if *out == "" {
-		return rep.WriteMarkdown(os.Stdout)
+	if base != nil {
+		rep.Check = &perf.Check{Path: *checkBaseline, Tolerance: *checkTolerance, Baseline: base,
+			Rows: perf.CompareBaseline(base, rep.Reads, *checkTolerance)}
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return fmt.Errorf("create report directory: %w", err)
-	}
-	if err := writeFile(*out, rep.WriteMarkdown); err != nil {
+	if err := writeReport(rep, *out); err != nil {
 		return err
 	}
-	jsonPath := strings.TrimSuffix(*out, filepath.Ext(*out)) + ".json"
+	if *writeBaseline != "" {
+		b, err := perf.NewBaseline(rep)
+		if err != nil {
+			return err
+		}
+		if err := perf.WriteBaseline(*writeBaseline, b); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: wrote the baseline %s\n", *writeBaseline)
+	}
+	if c := rep.Check; c != nil {
+		if err := c.WriteCheckSummary(os.Stderr); err != nil {
+			return err
+		}
+		return c.Error()
+	}
+	return nil
+}
+
+// writeReport writes the Markdown report to out and the JSON beside it
+// (stdout only when out is empty).
+func writeReport(rep *perf.Report, out string) error {
+	if out == "" {
+		return rep.WriteMarkdown(os.Stdout)
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("create report directory: %w", err)
+	}
+	if err := writeFile(out, rep.WriteMarkdown); err != nil {
+		return err
+	}
+	jsonPath := strings.TrimSuffix(out, filepath.Ext(out)) + ".json"
 	if err := writeFile(jsonPath, rep.WriteJSON); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s\n", *out, jsonPath)
+	fmt.Fprintf(os.Stderr, "bench: wrote %s and %s\n", out, jsonPath)
 	return nil
 }
 

@@ -98,9 +98,13 @@ func (r *Report) writeExplains(p func(string, ...any)) {
 	}
 	p("")
 	p("## Why reads miss their budget (EXPLAIN)")
-	p("")
 	if r.ExplainNote != "" {
+		p("")
 		p("%s", r.ExplainNote)
+	}
+	if len(r.Explains) > 0 {
+		p("")
+		p("Times under EXPLAIN ANALYZE (and auto_explain, when loaded) include their instrumentation; shared blocks read are blocks not found in shared buffers (from the kernel's page cache or the disk).")
 	}
 	for _, e := range r.Explains {
 		p("")

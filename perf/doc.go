@@ -18,6 +18,8 @@
 // Capped). RunColdWarm measures the reads on keys of an unused seed, then
 // the same calls again; ExplainRead, ReadResidency (pg_buffercache) and
 // Prewarm (storage prewarm's code) tell why a read misses its budget.
+// CompareBaseline is the regression gate of make perf-check: each read's
+// ratio to the floor against a committed Baseline.
 //
 // Beyond one client: RunConcurrency runs N clients over two Domains (with
 // and without a writer committing at a fixed rate) and checks every Record

@@ -342,8 +342,13 @@ func (e *Engine) run(ctx context.Context, tx pgx.Tx, domainID int32, req *Reques
 	if m.src, err = readRecords(ctx, tx, stateRef{Branch: s.ID}, m.keys); err != nil {
 		return nil, err
 	}
-	if m.tgt, err = readRecords(ctx, tx, stateRef{Branch: t.ID}, m.keys); err != nil {
-		return nil, err
+	// A target that changed nothing since the base equals it: a
+	// fast-forward reads two states, not three.
+	m.tgt = m.b
+	if !out.fastForward || m.schemaRev != nil {
+		if m.tgt, err = readRecords(ctx, tx, stateRef{Branch: t.ID}, m.keys); err != nil {
+			return nil, err
+		}
 	}
 	if m.lb, err = readLinks(ctx, tx, baseRef, m.links); err != nil {
 		return nil, err
@@ -351,8 +356,11 @@ func (e *Engine) run(ctx context.Context, tx pgx.Tx, domainID int32, req *Reques
 	if m.ls, err = readLinks(ctx, tx, stateRef{Branch: s.ID}, m.links); err != nil {
 		return nil, err
 	}
-	if m.lt, err = readLinks(ctx, tx, stateRef{Branch: t.ID}, m.links); err != nil {
-		return nil, err
+	m.lt = m.lb
+	if !out.fastForward || m.schemaRev != nil {
+		if m.lt, err = readLinks(ctx, tx, stateRef{Branch: t.ID}, m.links); err != nil {
+			return nil, err
+		}
 	}
 	changedSrc := map[string]*rec{}
 	for _, k := range m.keys {
@@ -983,6 +991,7 @@ func (m *mergeState) applyViolation(c *Conflict, ref changeRef, r *Resolution) {
 		v, _ := decodeAny(r.Value)
 		nr := *m.merged[k]
 		nr.Values = maps.Clone(nr.Values)
+		nr.canon, nr.canonErr = nil, false
 		if v == nil {
 			delete(nr.Values, c.Attribute)
 		} else {

@@ -13,12 +13,30 @@ import (
 	"github.com/lorebase/lorebase/commit"
 )
 
-// rec is a Record as one state holds it.
+// rec is a Record as one state holds it. Values must not change once
+// canonical has run (a changed copy starts with canon nil).
 type rec struct {
 	Kind   string
 	Values map[string]any
 	Branch int32
 	Seq    int64
+	// canon caches the canonical JSON of Values; canonErr its failure.
+	canon    []byte
+	canonErr bool
+}
+
+// canonical is the canonical JSON of the Record's values, encoded once:
+// a three-way merge compares each state with two others.
+func (r *rec) canonical() ([]byte, bool) {
+	if r.canon == nil && !r.canonErr {
+		b, err := commit.CanonicalJSON(r.Values)
+		if err != nil {
+			r.canonErr = true
+		} else {
+			r.canon = b
+		}
+	}
+	return r.canon, !r.canonErr
 }
 
 // body is the Record as a conflict shows it.
@@ -35,7 +53,15 @@ func sameRec(a, b *rec) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
-	return a.Kind == b.Kind && sameJSON(a.Values, b.Values)
+	if a == b {
+		return true
+	}
+	if a.Kind != b.Kind {
+		return false
+	}
+	ab, ok1 := a.canonical()
+	bb, ok2 := b.canonical()
+	return ok1 && ok2 && bytes.Equal(ab, bb)
 }
 
 // sameJSON compares two decoded JSON values (nil: absent).

@@ -38,6 +38,12 @@ type Change struct {
 	// Vector is the Record's embedding, for a put or patch of a Kind that
 	// declares one: an array of the Kind's dims finite numbers.
 	Vector json.RawMessage `json:"vector,omitempty"`
+	// VectorFrom, for a put without Vector, names a Record version (its
+	// seq) whose values the put repeats: the new version takes that
+	// version's vector of the Kind's embedding spec, if it has one, instead
+	// of being embedded again (a merge carrying a Record unchanged from its
+	// source). Never read from JSON.
+	VectorFrom int64 `json:"-"`
 }
 
 // Result is what a landed commit answers.

@@ -40,6 +40,7 @@ type change struct {
 	to       string
 	prov     json.RawMessage // canonical provenance of the change, nil if none
 	vector   []float32       // put/patch: the client's embedding, nil if none
+	vecFrom  int64           // put: the version whose vector the new version takes (Change.VectorFrom)
 
 	after map[string]any // put/patch/delete: the Record's values after this change (nil for delete or a broken change)
 }
@@ -197,7 +198,7 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		if err != nil {
 			return err
 		}
-		if err := p.writeVectors(ctx, tx, domainID, b.ID, r.Seq, st, vecs); err != nil {
+		if err := p.writeVectors(ctx, tx, domainID, b.ID, r.Seq, st, changes, vecs); err != nil {
 			return err
 		}
 		if err := p.overlayIndexes(ctx, tx, domainID, b, st); err != nil {
@@ -338,6 +339,9 @@ func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessa
 	for i := range req.Changes {
 		in := &req.Changes[i]
 		c := &change{idx: i, op: in.Op, kind: in.Kind, key: in.Key, relation: in.Relation, from: in.From, to: in.To}
+		if in.Op == opPut {
+			c.vecFrom = in.VectorFrom
+		}
 		out[i] = c
 		f := fmt.Sprintf("changes[%d].", i)
 		c.prov = parseProvenance(in.Provenance, i, f+"provenance", ps)

@@ -14,7 +14,9 @@ import (
 // transaction tx, which is scoped to the Domain and holds b's ref lock
 // (store.LockBranch). It validates exactly as Commit does, against b's
 // head as tx sees it, and then writes one Revision whose parents are b's
-// head followed by extraParents (a merge's source head). With dryRun it
+// head followed by extraParents (a merge's source head), stores the
+// vectors its changes carry and queues the embedding of its Records
+// exactly as Commit does. With dryRun it
 // validates and writes nothing. Validation problems come back as a
 // *store.InvalidError whose Problems name the change by Index; the
 // caller decides whether to roll tx back.
@@ -48,6 +50,10 @@ func (p *Pipeline) CommitLocked(ctx context.Context, tx pgx.Tx, domainID int32, 
 	if !ps.empty() {
 		return nil, ps.err()
 	}
+	vecs := checkVectors(st, changes, &ps)
+	if !ps.empty() {
+		return nil, ps.err()
+	}
 	if dryRun {
 		return &Result{Parents: append(headList(b.Head), extraParents...), Changes: len(changes)}, nil
 	}
@@ -56,6 +62,9 @@ func (p *Pipeline) CommitLocked(ctx context.Context, tx pgx.Tx, domainID int32, 
 		if errors.Is(err, ErrHeadMoved) {
 			return nil, err
 		}
+		return nil, fmt.Errorf("commit to branch %q: %w", b.Name, err)
+	}
+	if err := p.writeVectors(ctx, tx, domainID, b.ID, r.Seq, st, changes, vecs); err != nil {
 		return nil, fmt.Errorf("commit to branch %q: %w", b.Name, err)
 	}
 	if err := p.overlayIndexes(ctx, tx, domainID, b, st); err != nil {

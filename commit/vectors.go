@@ -96,20 +96,27 @@ func checkVectors(st *state, changes []*change, ps *problemSet) []clientVector {
 }
 
 // writeVectors stores the client's vectors of the Records commit seq wrote
-// (normalized to unit length) and queues the embedding of the others whose
-// Kind has an embedder.
-func (p *Pipeline) writeVectors(ctx context.Context, tx pgx.Tx, domainID, branchID int32, seq int64, st *state, vecs []clientVector) error {
+// (normalized to unit length), gives the new version of a put naming
+// VectorFrom that version's vector of the Kind's spec, and queues the
+// embedding of the others whose Kind has an embedder (the job skips the
+// versions that have a vector).
+func (p *Pipeline) writeVectors(ctx context.Context, tx pgx.Tx, domainID, branchID int32, seq int64, st *state, changes []*change, vecs []clientVector) error {
+	given := map[string]bool{}
 	for _, v := range vecs {
 		r := st.records[v.key]
 		if r == nil || !r.exists {
 			continue
 		}
+		given[v.key] = true
 		if _, err := tx.Exec(ctx, `INSERT INTO mat_vectors (domain_id, key, seq, spec, branch_id, kind, embedding)
 			VALUES (lb_domain(), $1, $2, $3, $4, $5, lb_unit($6::real[]))
 			ON CONFLICT (domain_id, key, seq, spec) DO UPDATE SET embedding = EXCLUDED.embedding`,
 			v.key, seq, v.spec, branchID, v.kind, v.vec); err != nil {
 			return fmt.Errorf("store vector of %s: %w", v.key, err)
 		}
+	}
+	if err := carryVectors(ctx, tx, domainID, seq, branchID, st, changes, given); err != nil {
+		return err
 	}
 	if p.cfg.EmbedJobs == nil {
 		return nil
@@ -122,6 +129,37 @@ func (p *Pipeline) writeVectors(ctx context.Context, tx pgx.Tx, domainID, branch
 			return fmt.Errorf("queue embedding: %w", err)
 		}
 		return nil
+	}
+	return nil
+}
+
+// carryVectors gives the versions seq wrote by a put naming VectorFrom (its
+// Record's last change, without a vector of its own) the vector of the
+// Kind's current spec that the named version has.
+func carryVectors(ctx context.Context, tx pgx.Tx, domainID int32, seq int64, branchID int32, st *state, changes []*change, given map[string]bool) error {
+	var keys, specs []string
+	var froms []int64
+	for _, c := range changes {
+		if c.vecFrom <= 0 || given[c.key] {
+			continue
+		}
+		r := st.records[c.key]
+		if r == nil || !r.exists || r.kind == nil || r.kind.Embedding == nil || r.lastIdx != c.idx {
+			continue
+		}
+		keys = append(keys, c.key)
+		froms = append(froms, c.vecFrom)
+		specs = append(specs, r.kind.Embedding.Spec(r.kindName))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO mat_vectors (domain_id, key, seq, spec, branch_id, kind, embedding)
+		SELECT v.domain_id, v.key, $2, v.spec, $3, v.kind, v.embedding
+		  FROM unnest($4::text[], $5::bigint[], $6::text[]) AS c(key, seq, spec)
+		  JOIN mat_vectors v ON v.domain_id = $1 AND v.key = c.key AND v.seq = c.seq AND v.spec = c.spec
+		ON CONFLICT (domain_id, key, seq, spec) DO NOTHING`, domainID, seq, branchID, keys, froms, specs); err != nil {
+		return fmt.Errorf("carry vectors of %d records: %w", len(keys), err)
 	}
 	return nil
 }

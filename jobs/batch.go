@@ -177,6 +177,8 @@ var (
 	linkHistoryTable = table{name: "mat_link_history", cols: []string{"from_key", "relation", "to_key", "seq"}, seq: true}
 	lexiconTable     = table{name: "mat_lexicon", cols: []string{"word"}}
 	idempotencyTable = table{name: "idempotency_keys", cols: []string{"scope", "key"}}
+	// vectorsTable is walked along mat_vectors_branch_idx.
+	vectorsTable = table{name: "mat_vectors", cols: []string{"key", "spec", "seq"}, seq: true}
 )
 
 // cursor is a keyset position within a table: the primary key columns of

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,13 +34,16 @@ func (BranchDeleteArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }
 
 // Delete phases, in order: the tables emptied of the branch's rows. Deleting
 // mat_records rows adjusts mat_lexicon (its triggers); the lexicon phase
-// removes what is left.
+// removes what is left. The vectors phase removes the vectors of the
+// versions the branch wrote, except those a copy made from it (or from a
+// branch made from it) still holds: copies keep their rows' versions and
+// share their vectors.
 var deletePhases = []struct {
 	name string
 	t    table
 }{
 	{"records", recordsTable}, {"links", linksTable}, {"history", historyTable}, {"link_history", linkHistoryTable},
-	{"lexicon", lexiconTable}, {"idempotency_keys", idempotencyTable},
+	{"vectors", vectorsTable}, {"lexicon", lexiconTable}, {"idempotency_keys", idempotencyTable},
 }
 
 // Phases after the tables.
@@ -154,7 +158,13 @@ func (dl *Deleter) batch(ctx context.Context, a BranchDeleteArgs, cfg Config, sz
 		}
 	}
 	limit := sz.limit()
-	read, deleted, last, err := deleteBatch(ctx, tx, a, deletePhases[phase].t, p.After, limit)
+	heirs := ""
+	if deletePhases[phase].t.name == vectorsTable.name {
+		if heirs, err = vectorHeirs(ctx, tx, a); err != nil {
+			return "", err
+		}
+	}
+	read, deleted, last, err := deleteBatch(ctx, tx, a, deletePhases[phase].t, p.After, limit, heirs)
 	if err != nil {
 		return "", fmt.Errorf("delete %s: %w", deletePhases[phase].name, err)
 	}
@@ -195,12 +205,36 @@ func (dl *Deleter) batch(ctx context.Context, a BranchDeleteArgs, cfg Config, sz
 	return p.Phase, nil
 }
 
+// vectorHeirs lists, as an SQL int[] literal, the live branches made,
+// directly or through others, from the branch being deleted: a copy keeps
+// the versions it copied, so the vectors of those versions pass to it.
+// Empty when there are none.
+func vectorHeirs(ctx context.Context, tx pgx.Tx, a BranchDeleteArgs) (string, error) {
+	var ids []int32
+	if err := tx.QueryRow(ctx, `WITH RECURSIVE made AS (
+			SELECT id, state FROM refs WHERE domain_id = $1 AND base_id = $2 AND id <> $2
+			UNION
+			SELECT r.id, r.state FROM refs r JOIN made m ON r.base_id = m.id WHERE r.domain_id = $1 AND r.id <> $2)
+		SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM made WHERE state <> 'deleting'`, a.DomainID, a.BranchID).Scan(&ids); err != nil {
+		return "", fmt.Errorf("find branches made from the branch: %w", err)
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	lits := make([]string, len(ids))
+	for i, id := range ids {
+		lits[i] = strconv.Itoa(int(id))
+	}
+	return "'{" + strings.Join(lits, ",") + "}'::int[]", nil
+}
+
 // deleteBatch deletes the next rows of the branch in t after the cursor:
 // it finds the limit-th row's primary key, then deletes the primary key
 // range up to it (an index range, whatever the planner knows of the rows).
-// It returns the rows read (the batch is short at the table's end) and
-// those deleted.
-func deleteBatch(ctx context.Context, tx pgx.Tx, a BranchDeleteArgs, t table, after *cursor, limit int) (read, deleted int, last *cursor, err error) {
+// With heirs (mat_vectors only), the rows of versions an heir branch holds
+// in its history pass to that branch first. It returns the rows read (the
+// batch is short at the table's end) and those deleted.
+func deleteBatch(ctx context.Context, tx pgx.Tx, a BranchDeleteArgs, t table, after *cursor, limit int, heirs string) (read, deleted int, last *cursor, err error) {
 	d, b := lit(int64(a.DomainID)), lit(int64(a.BranchID))
 	keyset, args := t.keysetSQL("r", after, 1)
 	bound := fmt.Sprintf(`SELECT %s FROM %s r WHERE r.domain_id = %s AND r.branch_id = %s%s ORDER BY %s OFFSET %d LIMIT 1`,
@@ -221,6 +255,15 @@ func deleteBatch(ctx context.Context, tx pgx.Tx, a BranchDeleteArgs, t table, af
 		// keysetSQL says "after"; the range ends at the bound, included.
 		upTo = strings.Replace(cond, ") > (", ") <= (", 1)
 		args = append(args, bargs...)
+	}
+	if heirs != "" {
+		held := fmt.Sprintf(`FROM mat_history h WHERE h.domain_id = r.domain_id AND h.branch_id = ANY (%s)
+			AND h.key = r.key AND h.seq = r.seq`, heirs)
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`UPDATE %s r SET branch_id = (SELECT min(h.branch_id) %s)
+			WHERE r.domain_id = %s AND r.branch_id = %s%s%s AND EXISTS (SELECT 1 %s)`,
+			t.name, held, d, b, keyset, upTo, held), args...); err != nil {
+			return 0, 0, nil, fmt.Errorf("pass shared rows on: %w", err)
+		}
 	}
 	tag, err := tx.Exec(ctx, fmt.Sprintf(`DELETE FROM %s r WHERE r.domain_id = %s AND r.branch_id = %s%s%s`, t.name, d, b, keyset, upTo), args...)
 	if err != nil {

@@ -297,7 +297,10 @@ func (e *Embedder) embedVersions(ctx context.Context, domainID, branchID int32, 
 			return written, fmt.Errorf("kind %s: %w", kn, err)
 		}
 		spec := emb.Spec(kn)
-		list := byKind[kn]
+		list, err := e.withoutVector(ctx, domainID, spec, byKind[kn])
+		if err != nil {
+			return written, fmt.Errorf("kind %s: %w", kn, err)
+		}
 		for start := 0; start < len(list); start += embedChunk {
 			chunk := list[start:min(start+embedChunk, len(list))]
 			texts := make([]string, len(chunk))
@@ -326,6 +329,46 @@ func (e *Embedder) embedVersions(ctx context.Context, domainID, branchID int32, 
 		}
 	}
 	return written, nil
+}
+
+// withoutVector returns the versions of vs that have no vector of spec (a
+// client's, one a merge carried over, or one a run before this wrote).
+func (e *Embedder) withoutVector(ctx context.Context, domainID int32, spec string, vs []version) ([]version, error) {
+	if len(vs) == 0 {
+		return vs, nil
+	}
+	keys, seqs := make([]string, len(vs)), make([]int64, len(vs))
+	for i, v := range vs {
+		keys[i], seqs[i] = v.key, v.seq
+	}
+	rows, err := e.Store.Pool.Query(ctx, `SELECT c.key, c.seq FROM unnest($2::text[], $3::bigint[]) AS c(key, seq)
+		 WHERE EXISTS (SELECT FROM mat_vectors v WHERE v.domain_id = $1 AND v.key = c.key AND v.seq = c.seq AND v.spec = $4)`,
+		domainID, keys, seqs, spec)
+	if err != nil {
+		return nil, fmt.Errorf("read existing vectors: %w", err)
+	}
+	type ks struct {
+		key string
+		seq int64
+	}
+	have := map[ks]bool{}
+	var k ks
+	if _, err := pgx.ForEachRow(rows, []any{&k.key, &k.seq}, func() error {
+		have[k] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read existing vectors: %w", err)
+	}
+	if len(have) == 0 {
+		return vs, nil
+	}
+	out := make([]version, 0, len(vs)-len(have))
+	for _, v := range vs {
+		if !have[ks{v.key, v.seq}] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // reembedBatch is the Records read per step of a re-embedding.

@@ -2,6 +2,8 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -158,4 +160,104 @@ func vectorFixture(t *testing.T, url string, n int) (*store.Store, int32, int64)
 	res, err := pipe.Commit(ctx, dom.ID, "main", &commit.Request{Message: "docs", Author: "t", Changes: changes}, "")
 	require.NoError(t, err)
 	return s, dom.ID, res.Seq
+}
+
+// TestDeleteRemovesTheBranchsVectors: the branch delete job removes the
+// vectors of the versions the branch wrote, in batches, resuming after a
+// stop; vectors of other branches stay, and those of versions a copy made
+// from the branch still holds pass to the copy (and go with it).
+func TestDeleteRemovesTheBranchsVectors(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, d, seq := vectorFixture(t, pgtest.NewDatabase(t), 40)
+	pipe := commit.New(s, commit.Config{})
+	e := &jobs.Embedder{Store: s, Embedders: embed.NewSet(nil)}
+	branchID := func(name string) int32 {
+		var id int32
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, d, name).Scan(&id))
+		return id
+	}
+	main := branchID("main")
+	_, err := e.EmbedCommit(ctx, jobs.EmbedArgs{DomainID: d, BranchID: main, Seq: seq})
+	require.NoError(t, err)
+	// retitle commits new titles of Docs from..to-1 on a branch and embeds them.
+	retitle := func(branch string, from, to int, word string) {
+		changes := []commit.Change{}
+		for i := from; i < to; i++ {
+			changes = append(changes, commit.Change{Op: "patch", Key: fmt.Sprintf("D-%04d", i), Values: []byte(fmt.Sprintf(`{"title": "%s %d"}`, word, i))})
+		}
+		res, err := pipe.Commit(ctx, d, branch, &commit.Request{Message: "m", Author: "t", Changes: changes}, "")
+		require.NoError(t, err)
+		n, err := e.EmbedCommit(ctx, jobs.EmbedArgs{DomainID: d, BranchID: branchID(branch), Seq: res.Seq})
+		require.NoError(t, err)
+		require.Equal(t, to-from, n)
+	}
+	vectors := func(b int32) int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_vectors WHERE domain_id = $1 AND branch_id = $2`, d, b).Scan(&n))
+		return n
+	}
+	noQueue := store.BranchJobs{
+		Copy:   func(context.Context, pgx.Tx, int32, int32, json.RawMessage) error { return nil },
+		Delete: func(context.Context, pgx.Tx, int32, int32) error { return nil },
+	}
+	del := func(name string) {
+		id := branchID(name)
+		require.NoError(t, s.DeleteBranch(ctx, d, name, noQueue))
+		stop := errors.New("stopped")
+		dl := &jobs.Deleter{Store: s, BatchRows: 7, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+			if st.Phase == "vectors" && st.Batch%3 == 0 {
+				return stop // killed mid-way: the next run resumes
+			}
+			return nil
+		}}
+		for {
+			err := dl.Run(ctx, jobs.BranchDeleteArgs{DomainID: d, BranchID: id})
+			if err == nil {
+				break
+			}
+			require.ErrorIs(t, err, stop)
+		}
+		require.NoError(t, (&jobs.Deleter{Store: s}).Run(ctx, jobs.BranchDeleteArgs{DomainID: d, BranchID: id}))
+	}
+
+	// An overlay and a copy of main, each with vectors of its own.
+	_, err = s.CreateBranch(ctx, d, store.CreateBranchRequest{Name: "agent/gone", From: "main", Mode: store.ModeOverlay}, noQueue)
+	require.NoError(t, err)
+	retitle("agent/gone", 0, 30, "valve")
+	_, err = s.CreateBranch(ctx, d, store.CreateBranchRequest{Name: "agent/other", From: "main", Mode: store.ModeOverlay}, noQueue)
+	require.NoError(t, err)
+	retitle("agent/other", 10, 20, "pump")
+	gone, other := branchID("agent/gone"), branchID("agent/other")
+	require.Equal(t, 30, vectors(gone))
+	mainBefore, otherBefore := vectors(main), vectors(other)
+	require.Equal(t, 40, mainBefore)
+
+	del("agent/gone")
+	require.Zero(t, vectors(gone))
+	require.Equal(t, mainBefore, vectors(main), "main's vectors stay")
+	require.Equal(t, otherBefore, vectors(other), "another branch's vectors stay")
+
+	// A copy made from a branch holds versions the branch wrote: their
+	// vectors pass to the copy when the branch is deleted.
+	_, err = s.CreateBranch(ctx, d, store.CreateBranchRequest{Name: "agent/base", From: "main", Mode: store.ModeOverlay}, noQueue)
+	require.NoError(t, err)
+	retitle("agent/base", 0, 12, "hinge")
+	cp, err := s.CreateBranch(ctx, d, store.CreateBranchRequest{Name: "agent/copy", From: "agent/base", Mode: store.ModeCopy}, noQueue)
+	require.NoError(t, err)
+	require.NoError(t, (&jobs.Copier{Store: s}).Run(ctx, jobs.MaterializeArgs{DomainID: d, BranchID: cp.ID}))
+	retitle("agent/base", 0, 5, "rivet") // versions the copy does not hold
+	base := branchID("agent/base")
+	require.Equal(t, 17, vectors(base))
+	del("agent/base")
+	require.Zero(t, vectors(base))
+	require.Equal(t, 12, vectors(cp.ID), "the copy's versions keep their vectors")
+	rd := reads.New(s, reads.Config{})
+	r, err := rd.Semantic(ctx, d, "agent/copy", reads.SemanticQuery{Q: "hinge 3", Kind: "Doc", Limit: 1})
+	require.NoError(t, err)
+	require.Equal(t, "D-0003", r.Results[0].Key)
+	del("agent/copy")
+	require.Zero(t, vectors(cp.ID))
+	require.Equal(t, mainBefore, vectors(main))
+	require.Equal(t, otherBefore, vectors(other))
 }

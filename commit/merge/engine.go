@@ -715,7 +715,12 @@ func (m *mergeState) build() ([]commit.Change, []changeRef, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode values of %q: %w", k, err)
 		}
-		puts = append(puts, commit.Change{Op: "put", Kind: mr.Kind, Key: k, Values: vals, Provenance: prov})
+		c := commit.Change{Op: "put", Kind: mr.Kind, Key: k, Values: vals, Provenance: prov}
+		if src := m.src[k]; src != nil && sameRec(mr, src) {
+			// The source's version whole: its vector serves the merged one.
+			c.VectorFrom = src.Seq
+		}
+		puts = append(puts, c)
 		putRefs = append(putRefs, changeRef{key: k})
 	}
 	lprov, err := json.Marshal(m.withTrace(m.mergeProvenance()))

@@ -119,7 +119,7 @@ func (s *Server) cachedRead(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !ok {
+		if !ok || readsVectors(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -153,6 +153,19 @@ func (s *Server) cachedRead(next http.Handler) http.Handler {
 			s.cache.entries.Set(key, cachedResponse{body: cw.body.Bytes(), contentType: w.Header().Get("Content-Type")})
 		}
 	})
+}
+
+// readsVectors reports whether a read's answer depends on vectors
+// (semantic and hybrid search, resolve with semantic=true): embedding jobs
+// write vectors without moving the head, so such an answer is neither kept
+// nor tagged by the Revision.
+func readsVectors(r *http.Request) bool {
+	q := r.URL.Query()
+	switch q.Get("mode") {
+	case "semantic", "hybrid":
+		return true
+	}
+	return q.Get("semantic") == "true"
 }
 
 // etagMatches reports whether an If-None-Match header names the tag.

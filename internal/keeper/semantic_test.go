@@ -570,3 +570,156 @@ func TestResolveSemanticReason(t *testing.T) {
 	q.Set("semantic", "yes")
 	e.must(http.StatusBadRequest, "GET", p+q.Encode(), admin, nil)
 }
+
+// A merge gives the Records of embedded Kinds it changes on the target
+// their vectors as a commit does: a Proposal merged at once, one merged by
+// the merge job, a direct merge, each as a fast-forward and over a target
+// that moved. A Record taken whole from the source keeps the source's
+// vector (a client vector included); one whose values the merge combined
+// from both sides is embedded anew.
+func TestMergesEmbed(t *testing.T) {
+	t.Parallel()
+	e := testServer(t, func(c *config.Config) { c.Merge.JobThreshold = 8 })
+	e.createDomain("acme")
+	admin := e.token("acme", "admin", "admin")
+	e.putSchema("acme", "main", admin, semanticSchema)
+	seedParts(e, "acme", admin)
+	patch := func(key string, values map[string]any) map[string]any {
+		return map[string]any{"op": "patch", "key": key, "values": values}
+	}
+	for i, c := range []struct {
+		name   string
+		extra  int  // more Parts the source writes (past merge.job_threshold: the job merges)
+		direct bool // POST .../merges, no Proposal
+		moved  bool // the target changed since the fork: not a fast-forward
+	}{
+		{"proposal", 0, false, false},
+		{"proposal over a moved target", 0, false, true},
+		{"proposal merged by the job", 10, false, false},
+		{"proposal merged by the job over a moved target", 10, false, true},
+		{"direct merge", 0, true, false},
+		{"direct merge over a moved target", 0, true, true},
+	} {
+		branch := fmt.Sprintf("agent/m%d", i)
+		word := []string{"titanium", "graphite", "ceramic", "bamboo", "quartz", "cobalt"}[i]
+		note := fmt.Sprintf("N-%d", i)
+		noteVec := []float64{0, 0, 0}
+		noteVec[i%3] = 1
+		noteVec[(i+1)%3] = 0.01 * float64(i+1)
+		e.createBranchReq("acme", admin, map[string]any{"name": branch, "from": "main"})
+		changes := []map[string]any{
+			// Taken whole by the merge.
+			patch("P-6", map[string]any{"name": word + " plate", "description": word + " plate brushed " + word}),
+			// Combined with the target's change of country (when the target moved).
+			patch("P-4", map[string]any{"description": word + " wire insulated " + word}),
+			{"op": "put", "kind": "Note", "key": note, "values": map[string]any{"text": word}, "vector": noteVec},
+		}
+		for j := range c.extra {
+			changes = append(changes, put("Part", fmt.Sprintf("P-%d-%d", i, j), map[string]any{"name": fmt.Sprintf("%s extra %d", word, j)}))
+		}
+		e.commit("acme", branch, admin, commitBody("source", changes...))
+		if c.moved {
+			e.commit("acme", "main", admin, commitBody("target", patch("P-4", map[string]any{"name": word + " coil"})))
+		}
+		var fastForward bool
+		if c.direct {
+			var res struct {
+				FastForward bool `json:"fast_forward"`
+			}
+			e.must(http.StatusCreated, "POST", branchPath("acme", "main")+"/merges", admin, map[string]any{"from": branch}).Decode(t, &res)
+			fastForward = res.FastForward
+		} else {
+			var p struct {
+				proposalView
+				FastForward bool `json:"fast_forward"`
+			}
+			e.must(http.StatusCreated, "POST", proposalsPath("acme"), admin, map[string]any{"title": c.name, "source": branch, "target": "main"}).Decode(t, &p)
+			fastForward = p.FastForward
+			status := http.StatusCreated
+			if c.extra > 0 {
+				status = http.StatusAccepted
+			}
+			e.must(status, "POST", proposalsPath("acme")+"/"+p.ID+"/merge", admin, nil)
+			e.waitFor("the merge of "+c.name, func() bool {
+				var now proposalView
+				e.must(http.StatusOK, "GET", proposalsPath("acme")+"/"+p.ID, admin, nil).Decode(t, &now)
+				return now.State == "merged"
+			})
+		}
+		require.Equal(t, !c.moved, fastForward, c.name)
+
+		// Searchable by meaning on the target once the embedding jobs ran.
+		p4 := e.must(http.StatusOK, "GET", branchPath("acme", "main")+"/records/P-4", admin, nil).JSON(t)["values"].(map[string]any)
+		require.Equal(t, word+" wire insulated "+word, p4["description"], c.name)
+		if c.moved {
+			require.Equal(t, word+" coil", p4["name"], "%s: the target's name and the source's description", c.name)
+		}
+		for _, w := range []struct{ key, q string }{
+			{"P-6", word + " plate brushed " + word},
+			{"P-4", p4["name"].(string) + " " + p4["description"].(string)},
+		} {
+			q := url.Values{"mode": {"semantic"}, "q": {w.q}, "kind": {"Part"}, "limit": {"1"}}
+			e.waitFor(c.name+": "+w.key+" found by its merged text", func() bool {
+				a := e.search("acme", "main", admin, q)
+				return len(a.Results) == 1 && a.Results[0].Key == w.key && a.Results[0].Score > 0.9
+			})
+		}
+		for j := range c.extra {
+			key := fmt.Sprintf("P-%d-%d", i, j)
+			e.waitFor(c.name+": "+key, func() bool {
+				a := e.search("acme", "main", admin, url.Values{"mode": {"semantic"}, "q": {fmt.Sprintf("%s extra %d", word, j)}, "kind": {"Part"}, "limit": {"1"}})
+				return len(a.Results) == 1 && a.Results[0].Key == key
+			})
+		}
+		// The client vector came with the merge: found at once.
+		a := e.search("acme", "main", admin, url.Values{"mode": {"semantic"}, "vector": {fmt.Sprintf("%g,%g,%g", noteVec[0], noteVec[1], noteVec[2])}, "kind": {"Note"}, "limit": {"1"}})
+		require.Equal(t, []string{note}, a.keys(), c.name)
+		require.InDelta(t, 1, a.Results[0].Score, 1e-4, c.name)
+		// Each merged version got exactly one vector: the ones taken whole
+		// share the source's, the combined one its own.
+		var merged, carried int
+		require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT count(*),
+			count(*) FILTER (WHERE EXISTS (SELECT FROM mat_vectors s WHERE s.domain_id = v.domain_id AND s.key = v.key
+			                               AND s.spec = v.spec AND s.branch_id <> v.branch_id AND s.embedding = v.embedding))
+			  FROM mat_vectors v JOIN refs r ON r.domain_id = v.domain_id AND r.id = v.branch_id
+			  JOIN domains d ON d.id = v.domain_id
+			 WHERE d.name = 'acme' AND r.name = 'main' AND v.seq = (SELECT max(seq) FROM revisions x WHERE x.domain_id = v.domain_id AND x.branch_id = v.branch_id)`).
+			Scan(&merged, &carried))
+		require.Equal(t, 3+c.extra, merged, "%s: P-6, P-4, the Note and the extra Parts", c.name)
+		if c.moved {
+			require.Equal(t, 2+c.extra, carried, "%s: all but the combined P-4 carried over", c.name)
+		} else {
+			require.Equal(t, 3+c.extra, carried, "%s: a fast-forward carries every vector", c.name)
+		}
+	}
+}
+
+// An answer that reads vectors is never served from the response cache:
+// vectors land after the commit without moving the head.
+func TestSemanticAnswersNotCachedPastVectors(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	e.createDomain("acme")
+	admin := e.token("acme", "admin", "admin")
+	e.putSchema("acme", "main", admin, semanticSchema)
+	e.commit("acme", "main", admin, commitBody("notes",
+		map[string]any{"op": "put", "kind": "Note", "key": "N-1", "values": map[string]any{"text": "one"}, "vector": []float64{1, 0, 0}},
+		map[string]any{"op": "put", "kind": "Note", "key": "N-2", "values": map[string]any{"text": "two"}}))
+	for _, path := range []string{
+		"/search?" + url.Values{"mode": {"semantic"}, "vector": {"0,1,0"}, "kind": {"Note"}}.Encode(),
+		"/resolve?" + url.Values{"mention": {"two"}, "semantic": {"true"}}.Encode(),
+	} {
+		first := e.must(http.StatusOK, "GET", branchPath("acme", "main")+path, admin, nil)
+		require.Empty(t, first.Header.Get("ETag"), path)
+	}
+	a := e.search("acme", "main", admin, url.Values{"mode": {"semantic"}, "vector": {"0,1,0"}, "kind": {"Note"}})
+	require.Equal(t, []string{"N-1"}, a.keys())
+	// N-2's vector lands (as a job would write it); the head does not move.
+	_, err := e.Store.Pool.Exec(context.Background(), `INSERT INTO mat_vectors (domain_id, key, seq, spec, branch_id, kind, embedding)
+		SELECT domain_id, 'N-2', seq, spec, branch_id, kind, '{0,1,0}' FROM mat_vectors WHERE key = 'N-1'`)
+	require.NoError(t, err)
+	a = e.search("acme", "main", admin, url.Values{"mode": {"semantic"}, "vector": {"0,1,0"}, "kind": {"Note"}})
+	require.Equal(t, []string{"N-2", "N-1"}, a.keys())
+	// Text search answers are still cached and tagged.
+	require.NotEmpty(t, e.must(http.StatusOK, "GET", branchPath("acme", "main")+"/search?q=two", admin, nil).Header.Get("ETag"))
+}

@@ -10,6 +10,21 @@ try {
     for (const e of list.getEntries()) { window.__longtasks.push(e.duration); window.__longtaskStarts.push(Math.round(e.startTime), Math.round(e.duration)); }
   }).observe({ type: "longtask", buffered: true });
 } catch (_) { /* browsers without longtask timing */ }
+// Long animation frames (over 50 ms) with what filled them: script (by
+// source and entry point), style and layout, rendering.
+window.__loafs = [];
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      window.__loafs.push({
+        start: Math.round(e.startTime), duration: Math.round(e.duration), blocking: Math.round(e.blockingDuration),
+        render: e.renderStart ? Math.round(e.startTime + e.duration - e.renderStart) : 0,
+        style: e.styleAndLayoutStart ? Math.round(e.startTime + e.duration - e.styleAndLayoutStart) : 0,
+        scripts: e.scripts.map((s) => ({ what: s.invoker || s.invokerType, src: (s.sourceURL || "").replace(/^.*\//, ""), ms: Math.round(s.duration), layout: Math.round(s.forcedStyleAndLayoutDuration) })),
+      });
+    }
+  }).observe({ type: "long-animation-frame", buffered: true });
+} catch (_) { /* browsers without long animation frame timing */ }
 
 document.addEventListener("submit", (e) => {
   const msg = e.target.getAttribute("data-confirm");
@@ -58,7 +73,10 @@ class Graph {
   constructor(root) {
     this.root = root;
     root.hidden = false;
-    this.canvas = root.querySelector("canvas");
+    this.canvas = root.querySelector("#graph-canvas");
+    // The first frame is painted here, under the worker's canvas, while
+    // the worker starts; it is hidden once the worker has painted.
+    this.first = root.querySelector("#graph-first");
     this.status = root.querySelector("#graph-status");
     this.src = root.dataset.src;
     this.branch = root.dataset.branch;
@@ -71,7 +89,7 @@ class Graph {
     this.pos = new Float32Array(0);
     this.scale = 1; this.tx = 0; this.ty = 0;
     this.selected = -1; this.hover = -1;
-    window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
+    window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, workerDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
     if (!this.canvas.transferControlToOffscreen || typeof Worker === "undefined") {
       this.status.textContent = "This browser cannot draw the graph; the list below holds the same Records.";
       return;
@@ -94,6 +112,8 @@ class Graph {
       st.frames++;
       if (m.took > st.maxDraw) st.maxDraw = m.took;
       if (!st.firstDraw && this.nodes.length > 0) st.firstDraw = m.at - performance.timeOrigin;
+      if (!st.workerDraw && this.nodes.length > 0) st.workerDraw = m.at - performance.timeOrigin;
+      if (this.first && st.workerDraw) { this.first.remove(); this.first = null; }
       return;
     }
     if (m.type !== "positions") return;
@@ -171,12 +191,33 @@ class Graph {
       titles: fresh.map((d) => d.title), colours: fresh.map((d) => this.kinds.get(d.kind)),
       relations: this.links.map((l) => l.relation),
     };
+    // The first paint runs in the next animation frame, a task of its own
+    // (on copies: the worker is handed the arrays).
+    if (first) {
+      const copy = Object.assign({}, msg, { x: nx.slice(), y: ny.slice(), src: src.slice(), dst: dst.slice() });
+      requestAnimationFrame(() => this.paintFirst(copy));
+    }
     this.worker.postMessage(msg, [nx.buffer, ny.buffer, src.buffer, dst.buffer]);
     if (!first) window.__graphStats.expanded += added;
     window.__graphStats.nodes = this.nodes.length;
     window.__graphStats.links = this.links.length;
     this.status.textContent = this.nodes.length + " Records, " + this.links.length + " Links. Drag nodes, scroll to zoom, drag the background to pan; click a node to select it, double-click to expand it.";
     this.legend();
+  }
+
+  // paintFirst paints the first layout on the canvas under the worker's,
+  // at once, with the worker's own paint code.
+  paintFirst(msg) {
+    if (!this.first || window.__graphStats.workerDraw || typeof paintGraph !== "function") return;
+    const cw = Math.max(1, Math.round(this.w * this.dpr)), ch = Math.max(1, Math.round(this.h * this.dpr));
+    this.first.width = cw; this.first.height = ch;
+    const colourList = [...new Set(msg.colours)];
+    paintGraph(this.first.getContext("2d"), { n: msg.n, x: msg.x, y: msg.y, src: msg.src, dst: msg.dst, titles: msg.titles,
+      colours: msg.colours, colourList: colourList, relations: msg.relations, width: this.w, height: this.h, dpr: this.dpr,
+      scale: this.scale, tx: this.tx, ty: this.ty, selected: this.selected, hover: -1 });
+    // The first draw is when the frame holding this paint was rendered:
+    // the task after this animation frame.
+    if (msg.n > 0) setTimeout(() => { if (!window.__graphStats.firstDraw) window.__graphStats.firstDraw = performance.now(); }, 0);
   }
 
   addNode(r) {

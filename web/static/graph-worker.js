@@ -6,6 +6,8 @@
 // testing. The page's own thread never paints.
 "use strict";
 
+importScripts("graph-paint.js");
+
 let n = 0;
 let x = new Float32Array(0), y = new Float32Array(0);
 let vx = new Float32Array(0), vy = new Float32Array(0);
@@ -20,7 +22,7 @@ let canvas = null, ctx = null;
 let width = 1, height = 1, dpr = 1;
 let scale = 1, tx = 0, ty = 0, selected = -1, hover = -1;
 let titles = [], colours = [], relations = [];
-let colourList = []; // the distinct colours, one fill per colour
+let colourList = []; // the distinct colours
 let dirty = false, framePending = false, drawn = false;
 
 const alphaMin = 0.004, alphaDecay = 0.0228, velocityDecay = 0.6;
@@ -128,56 +130,11 @@ function frame() {
 }
 
 function paint() {
-  const c = ctx;
-  c.setTransform(dpr, 0, 0, dpr, 0, 0);
-  c.clearRect(0, 0, width, height);
-  if (n === 0) return;
-  c.translate(tx, ty);
-  c.scale(scale, scale);
-  c.lineWidth = 1 / scale;
-  c.strokeStyle = "#b4bcc4";
-  c.beginPath();
-  for (let k = 0; k < src.length; k++) {
-    const a = src[k], b = dst[k];
-    c.moveTo(x[a], y[a]); c.lineTo(x[b], y[b]);
-  }
-  c.stroke();
-  const showLabels = n <= 60 || scale >= 1.6;
-  if (showLabels) {
-    c.fillStyle = "#4a5361";
-    c.font = (10 / scale) + "px system-ui, sans-serif";
-    c.textAlign = "center";
-    for (let k = 0; k < src.length; k++) {
-      const a = src[k], b = dst[k];
-      c.fillText(relations[k], (x[a] + x[b]) / 2, (y[a] + y[b]) / 2);
-    }
-  }
-  // One path per colour (Kind): a few fill calls, not one per node.
-  const r = 6;
-  for (const colour of colourList) {
-    c.fillStyle = colour;
-    c.beginPath();
-    for (let i = 0; i < n; i++) {
-      if (colours[i] !== colour) continue;
-      const rr = i === selected ? r * 1.6 : r;
-      c.moveTo(x[i] + rr, y[i]);
-      c.arc(x[i], y[i], rr, 0, 2 * Math.PI);
-    }
-    c.fill();
-  }
-  if (selected >= 0 && selected < n) {
-    c.lineWidth = 2.5 / scale; c.strokeStyle = "#f6b300";
-    c.beginPath(); c.arc(x[selected], y[selected], r * 1.6 + 2, 0, 2 * Math.PI); c.stroke();
-  }
-  c.fillStyle = "#1b1f24";
-  c.font = (12 / scale) + "px system-ui, sans-serif";
-  c.textAlign = "left";
-  const label = (i) => { if (i >= 0 && i < n) c.fillText(titles[i], x[i] + r + 3, y[i] + 4); };
-  if (showLabels) for (let i = 0; i < n; i++) label(i);
-  else { label(selected); label(hover); }
+  paintGraph(ctx, { n: n, x: x, y: y, src: src, dst: dst, titles: titles, colours: colours, colourList: colourList,
+    relations: relations, width: width, height: height, dpr: dpr, scale: scale, tx: tx, ty: ty, selected: selected, hover: hover });
 }
 
-// nodes appends titles and colours of new nodes, and the relations of all
+// meta appends titles and colours of new nodes, and the relations of all
 // Links.
 function meta(m) {
   for (let i = 0; i < m.titles.length; i++) {

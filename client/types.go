@@ -374,6 +374,32 @@ type Revision struct {
 	Next         string          `json:"next,omitempty"`
 }
 
+// ChangeList decodes the page of changes the Revision holds.
+func (r Revision) ChangeList() ([]StoredChange, error) {
+	var out []StoredChange
+	if len(r.Changes) == 0 {
+		return out, nil
+	}
+	if err := json.Unmarshal(r.Changes, &out); err != nil {
+		return nil, fmt.Errorf("decode changes of revision %s: %w", r.ID, err)
+	}
+	return out, nil
+}
+
+// StoredChange is one change as a Revision keeps it: a Change with its
+// values as written and, for a put or patch, the object (the hash of the
+// Record's values) it produced.
+type StoredChange struct {
+	Op       string          `json:"op"`
+	Kind     string          `json:"kind,omitempty"`
+	Key      string          `json:"key,omitempty"`
+	Values   json.RawMessage `json:"values,omitempty"`
+	Relation string          `json:"relation,omitempty"`
+	From     string          `json:"from,omitempty"`
+	To       string          `json:"to,omitempty"`
+	Object   string          `json:"object,omitempty"`
+}
+
 // TraceStep is one request of an agent trace.
 type TraceStep struct {
 	Seq        int64     `json:"seq"`

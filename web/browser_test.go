@@ -203,6 +203,28 @@ func TestBrowserReview(t *testing.T) {
 	before := eval[float64](t, ctx, "window.__graph.scale")
 	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, xy[0], xy[1], func(p *input.DispatchMouseEventParams) { p.DeltaX, p.DeltaY = 1, -300 })))
 	require.Greater(t, eval[float64](t, ctx, "window.__graph.scale"), before)
+	// Drag S-1 by 60 pixels: the node follows the pointer (and the layout
+	// keeps it pinned while held).
+	from := eval[[]float64](t, ctx, `(() => { const g = window.__graph, i = g.index.get("S-1"), r = g.canvas.getBoundingClientRect();
+		return [r.left + g.pos[2*i]*g.scale + g.tx, r.top + g.pos[2*i+1]*g.scale + g.ty]; })()`)
+	view := eval[[]float64](t, ctx, "[window.__graph.tx, window.__graph.ty]")
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, from[0], from[1], chromedp.ButtonLeft)))
+	for step := 1.0; step <= 4; step++ {
+		require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, from[0]+15*step, from[1], chromedp.ButtonLeft)))
+	}
+	moved := eval[[]float64](t, ctx, `(() => { const g = window.__graph, i = g.index.get("S-1"), r = g.canvas.getBoundingClientRect();
+		return [r.left + g.pos[2*i]*g.scale + g.tx, r.top + g.pos[2*i+1]*g.scale + g.ty]; })()`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, from[0]+60, from[1], chromedp.ButtonLeft)))
+	require.InDelta(t, from[0]+60, moved[0], 2, "the dragged node is under the pointer")
+	require.InDelta(t, from[1], moved[1], 2)
+	require.Equal(t, view, eval[[]float64](t, ctx, "[window.__graph.tx, window.__graph.ty]"), "the node moved, not the view")
+	// Drag the background: the view pans.
+	tx := eval[float64](t, ctx, "window.__graph.tx")
+	corner := eval[[]float64](t, ctx, `(() => { const r = window.__graph.canvas.getBoundingClientRect(); return [r.left + 8, r.bottom - 8]; })()`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, corner[0], corner[1], chromedp.ButtonLeft)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, corner[0]+40, corner[1], chromedp.ButtonLeft)))
+	require.NoError(t, chromedp.Do(ctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, corner[0]+40, corner[1], chromedp.ButtonLeft)))
+	require.InDelta(t, tx+40, eval[float64](t, ctx, "window.__graph.tx"), 1, "dragging the background pans")
 	require.Greater(t, paintedPixels(t, ctx), 100)
 	viewportShot(t, ctx, dir, "graph")
 	// Open the selected Record from the panel.

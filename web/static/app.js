@@ -111,8 +111,11 @@ class Graph {
     if (m.type === "drawn") {
       st.frames++;
       if (m.took > st.maxDraw) st.maxDraw = m.took;
-      if (!st.firstDraw && this.nodes.length > 0) st.firstDraw = m.at - performance.timeOrigin;
-      if (!st.workerDraw && this.nodes.length > 0) st.workerDraw = m.at - performance.timeOrigin;
+      // Only a paint of the graph counts (the worker also paints the empty
+      // canvas it is handed).
+      if (m.nodes === 0) return;
+      if (!st.firstDraw) st.firstDraw = m.at - performance.timeOrigin;
+      if (!st.workerDraw) st.workerDraw = m.at - performance.timeOrigin;
       if (this.first && st.workerDraw) { this.first.remove(); this.first = null; }
       return;
     }

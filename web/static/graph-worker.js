@@ -23,7 +23,7 @@ let width = 1, height = 1, dpr = 1;
 let scale = 1, tx = 0, ty = 0, selected = -1, hover = -1;
 let titles = [], colours = [], relations = [];
 let colourList = []; // the distinct colours
-let dirty = false, framePending = false, drawn = false;
+let dirty = false, framePending = false;
 
 const alphaMin = 0.004, alphaDecay = 0.0228, velocityDecay = 0.6;
 const linkDistance = 42, charge = -60, gravity = 0.02;
@@ -125,8 +125,7 @@ function frame() {
   paint();
   const t1 = performance.now();
   // Times in the page's clock: the page subtracts its own time origin.
-  self.postMessage({ type: "drawn", at: performance.timeOrigin + t1, took: t1 - t0, first: !drawn });
-  drawn = true;
+  self.postMessage({ type: "drawn", at: performance.timeOrigin + t1, took: t1 - t0, nodes: n });
 }
 
 function paint() {

@@ -93,6 +93,13 @@ func (c *Client) CreateDomain(ctx context.Context, name string) (*DomainInfo, er
 	return &out, err
 }
 
+// Whoami says who the token is: name, Domain, role, branch patterns.
+func (c *Client) Whoami(ctx context.Context) (*Whoami, error) {
+	var out Whoami
+	_, err := c.do(ctx, get("/v1/whoami"), &out)
+	return &out, err
+}
+
 // ListDomains lists every Domain (bootstrap admin).
 func (c *Client) ListDomains(ctx context.Context) ([]DomainInfo, error) {
 	var out struct {

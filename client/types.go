@@ -2,10 +2,26 @@ package client
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
-// Domain is a tenant as the API shows it.
+// Whoami is the caller as its token makes it (GET /v1/whoami).
+type Whoami struct {
+	Name   string `json:"name"`
+	Domain string `json:"domain"`
+	// Role is reader, writer or admin.
+	Role string `json:"role"`
+	// Branches are the patterns a writer may write.
+	Branches []string `json:"branches"`
+	// Bootstrap is true for the bootstrap admin token (no Domain).
+	Bootstrap bool `json:"bootstrap"`
+	// Write says, for a branch asked with ?branch=, whether the token may
+	// write it.
+	Write map[string]bool `json:"write,omitempty"`
+}
+
+// DomainInfo is a tenant as the API shows it.
 type DomainInfo struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
@@ -80,6 +96,67 @@ type Schema struct {
 	Revision *string         `json:"revision"`
 }
 
+// Definition decodes the schema's document.
+func (s Schema) Definition() (SchemaDocument, error) {
+	var d SchemaDocument
+	if len(s.Document) == 0 || string(s.Document) == "null" {
+		return d, nil
+	}
+	if err := json.Unmarshal(s.Document, &d); err != nil {
+		return d, fmt.Errorf("decode schema document: %w", err)
+	}
+	return d, nil
+}
+
+// SchemaDocument is a schema as written (DESIGN.md section 4): Kinds and
+// Relations.
+type SchemaDocument struct {
+	Kinds     []KindDef     `json:"kinds"`
+	Relations []RelationDef `json:"relations"`
+}
+
+// Kind returns the definition of a Kind (nil if the schema has none).
+func (d *SchemaDocument) Kind(name string) *KindDef {
+	for i := range d.Kinds {
+		if d.Kinds[i].Name == name {
+			return &d.Kinds[i]
+		}
+	}
+	return nil
+}
+
+// KindDef is one Kind of a schema.
+type KindDef struct {
+	Name string `json:"name"`
+	// Title names the Attribute shown as a Record's title.
+	Title      string         `json:"title,omitempty"`
+	Attributes []AttributeDef `json:"attributes"`
+}
+
+// AttributeDef is one Attribute of a Kind.
+type AttributeDef struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Kind is the Kind a ref Attribute points to.
+	Kind     string `json:"kind,omitempty"`
+	Required bool   `json:"required,omitempty"`
+	Unique   bool   `json:"unique,omitempty"`
+	Indexed  bool   `json:"indexed,omitempty"`
+	Search   bool   `json:"search,omitempty"`
+	// Values are the choices of an enum.
+	Values []string `json:"values,omitempty"`
+}
+
+// RelationDef is one Relation of a schema.
+type RelationDef struct {
+	Name        string `json:"name"`
+	From        string `json:"from"`
+	To          string `json:"to"`
+	Cardinality string `json:"cardinality,omitempty"`
+	Inverse     string `json:"inverse,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
 // Change is one change of a commit.
 type Change struct {
 	// Op is put, patch, delete, link or unlink.
@@ -136,6 +213,18 @@ type Record struct {
 	Revision string          `json:"revision"`
 }
 
+// ValueMap decodes the Record's values by Attribute.
+func (r Record) ValueMap() (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if len(r.Values) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(r.Values, &m); err != nil {
+		return nil, fmt.Errorf("decode values of %s: %w", r.Key, err)
+	}
+	return m, nil
+}
+
 // RecordPage is a keyset page of Records.
 type RecordPage struct {
 	Records []Record     `json:"records"`
@@ -160,13 +249,17 @@ type Link struct {
 
 // Neighborhood is the Records and Links around a Record.
 type Neighborhood struct {
-	Records []struct {
-		Key   string `json:"key"`
-		Kind  string `json:"kind"`
-		Title string `json:"title"`
-		Depth int    `json:"depth"`
-	} `json:"records"`
-	Links []Link `json:"links"`
+	Records []NeighborhoodRecord `json:"records"`
+	Links   []Link               `json:"links"`
+}
+
+// NeighborhoodRecord is a Record of a neighborhood, Depth Links away from
+// the start.
+type NeighborhoodRecord struct {
+	Key   string `json:"key"`
+	Kind  string `json:"kind"`
+	Title string `json:"title"`
+	Depth int    `json:"depth"`
 }
 
 // HistoryEntry is one change of a Record.
@@ -281,6 +374,32 @@ type Revision struct {
 	Next         string          `json:"next,omitempty"`
 }
 
+// ChangeList decodes the page of changes the Revision holds.
+func (r Revision) ChangeList() ([]StoredChange, error) {
+	var out []StoredChange
+	if len(r.Changes) == 0 {
+		return out, nil
+	}
+	if err := json.Unmarshal(r.Changes, &out); err != nil {
+		return nil, fmt.Errorf("decode changes of revision %s: %w", r.ID, err)
+	}
+	return out, nil
+}
+
+// StoredChange is one change as a Revision keeps it: a Change with its
+// values as written and, for a put or patch, the object (the hash of the
+// Record's values) it produced.
+type StoredChange struct {
+	Op       string          `json:"op"`
+	Kind     string          `json:"kind,omitempty"`
+	Key      string          `json:"key,omitempty"`
+	Values   json.RawMessage `json:"values,omitempty"`
+	Relation string          `json:"relation,omitempty"`
+	From     string          `json:"from,omitempty"`
+	To       string          `json:"to,omitempty"`
+	Object   string          `json:"object,omitempty"`
+}
+
 // TraceStep is one request of an agent trace.
 type TraceStep struct {
 	Seq        int64     `json:"seq"`
@@ -304,22 +423,25 @@ type TracePage struct {
 
 // Diff is what a branch changed since its merge base with another.
 type Diff struct {
-	Source    DiffSide `json:"source"`
-	Target    DiffSide `json:"target"`
-	MergeBase *string  `json:"merge_base"`
-	Summary   struct {
-		Records struct {
-			Added   int `json:"added"`
-			Updated int `json:"updated"`
-			Removed int `json:"removed"`
-		} `json:"records"`
-		Links struct {
-			Added   int `json:"added"`
-			Removed int `json:"removed"`
-		} `json:"links"`
-	} `json:"summary"`
-	Changes []DiffChange `json:"changes"`
-	Next    string       `json:"next,omitempty"`
+	Source    DiffSide     `json:"source"`
+	Target    DiffSide     `json:"target"`
+	MergeBase *string      `json:"merge_base"`
+	Summary   DiffSummary  `json:"summary"`
+	Changes   []DiffChange `json:"changes"`
+	Next      string       `json:"next,omitempty"`
+}
+
+// DiffSummary counts what a diff (or a Proposal) changes.
+type DiffSummary struct {
+	Records struct {
+		Added   int `json:"added"`
+		Updated int `json:"updated"`
+		Removed int `json:"removed"`
+	} `json:"records"`
+	Links struct {
+		Added   int `json:"added"`
+		Removed int `json:"removed"`
+	} `json:"links"`
 }
 
 // DiffSide names a branch and the Revision a diff read.
@@ -330,20 +452,26 @@ type DiffSide struct {
 
 // DiffChange is one changed Record.
 type DiffChange struct {
-	Key        string `json:"key"`
-	Kind       string `json:"kind"`
-	Op         string `json:"op"`
-	Attributes []struct {
-		Name   string          `json:"name"`
-		Before json.RawMessage `json:"before"`
-		After  json.RawMessage `json:"after"`
-	} `json:"attributes,omitempty"`
-	Links []struct {
-		Op       string `json:"op"`
-		Relation string `json:"relation"`
-		From     string `json:"from"`
-		To       string `json:"to"`
-	} `json:"links,omitempty"`
+	Key        string          `json:"key"`
+	Kind       string          `json:"kind"`
+	Op         string          `json:"op"`
+	Attributes []DiffAttribute `json:"attributes,omitempty"`
+	Links      []DiffLink      `json:"links,omitempty"`
+}
+
+// DiffAttribute is one changed Attribute: its value before and after.
+type DiffAttribute struct {
+	Name   string          `json:"name"`
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+}
+
+// DiffLink is one Link added or removed.
+type DiffLink struct {
+	Op       string `json:"op"`
+	Relation string `json:"relation"`
+	From     string `json:"from"`
+	To       string `json:"to"`
 }
 
 // Resolution settles one conflict.
@@ -383,17 +511,18 @@ type ProposalRequest struct {
 
 // Proposal is a request to merge a branch into another.
 type Proposal struct {
-	ID          string          `json:"id"`
-	Title       string          `json:"title"`
-	Description string          `json:"description,omitempty"`
-	Source      string          `json:"source"`
-	Target      string          `json:"target"`
-	State       string          `json:"state"`
-	Author      string          `json:"author,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	Summary     json.RawMessage `json:"summary,omitempty"`
-	Conflicts   int             `json:"conflicts"`
-	Mergeable   bool            `json:"mergeable"`
+	ID          string    `json:"id"`
+	Title       string    `json:"title"`
+	Description string    `json:"description,omitempty"`
+	Source      string    `json:"source"`
+	Target      string    `json:"target"`
+	State       string    `json:"state"`
+	Author      string    `json:"author,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	// Summary counts the changes (nil until computed).
+	Summary   *DiffSummary `json:"summary,omitempty"`
+	Conflicts int          `json:"conflicts"`
+	Mergeable bool         `json:"mergeable"`
 }
 
 // ProposalMerge merges a Proposal.
@@ -405,16 +534,31 @@ type ProposalMerge struct {
 
 // Conflict is one conflict of a Proposal or a merge.
 type Conflict struct {
-	ID          string          `json:"id"`
-	Code        string          `json:"code"`
-	Kind        string          `json:"kind,omitempty"`
-	Key         string          `json:"key"`
-	Attribute   string          `json:"attribute,omitempty"`
-	Base        json.RawMessage `json:"base,omitempty"`
-	Target      json.RawMessage `json:"target,omitempty"`
-	Source      json.RawMessage `json:"source,omitempty"`
-	Fingerprint string          `json:"fingerprint"`
-	Resolution  json.RawMessage `json:"resolution,omitempty"`
+	ID          string       `json:"id"`
+	Code        string       `json:"code"`
+	Kind        string       `json:"kind,omitempty"`
+	Key         string       `json:"key"`
+	Attribute   string       `json:"attribute,omitempty"`
+	Base        ConflictSide `json:"base"`
+	Target      ConflictSide `json:"target"`
+	Source      ConflictSide `json:"source"`
+	Fingerprint string       `json:"fingerprint"`
+	// Resolution is the choice saved for the conflict (nil while none).
+	Resolution *ConflictResolution `json:"resolution,omitempty"`
+}
+
+// ConflictSide is one side of a conflict: the value and the Revision and
+// author that wrote it.
+type ConflictSide struct {
+	Value    json.RawMessage `json:"value,omitempty"`
+	Revision string          `json:"revision,omitempty"`
+	Author   string          `json:"author,omitempty"`
+}
+
+// ConflictResolution is a saved resolution: target, source or value.
+type ConflictResolution struct {
+	Choice string          `json:"choice"`
+	Value  json.RawMessage `json:"value,omitempty"`
 }
 
 // Page asks for one keyset page: at most Limit items after the cursor

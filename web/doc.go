@@ -15,8 +15,11 @@
 // session's token; a form without it is refused with 403 before anything
 // reaches the API.
 //
+// The pages decode the API's answers into the Go client's types (package
+// client), so the API's JSON has one set of Go types.
+//
 // Reading pages work without JavaScript. static/app.js adds the
-// neighborhood graph (canvas, laid out by a force simulation in a Web
-// Worker, static/graph-worker.js), live branch job progress and
-// confirmations.
+// neighborhood graph (a canvas laid out and painted by a Web Worker,
+// static/graph-worker.js, so the page's thread never paints), live branch
+// job progress and confirmations.
 package web

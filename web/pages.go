@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/lorebase/lorebase/client"
 )
 
 // pageSize is how many rows a list page shows.
@@ -99,7 +101,7 @@ func (h *Handler) switcher(r *http.Request, v *view) error {
 func (h *Handler) withWrites(r *http.Request, v *view, branches ...string) error {
 	s := sessionFrom(r.Context())
 	q := url.Values{"branch": branches}
-	var who whoami
+	var who client.Whoami
 	if err := h.api.get(r.Context(), s.token, "/v1/whoami", q, &who); err != nil {
 		return err
 	}
@@ -123,7 +125,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out struct {
-		Domains []domainInfo `json:"domains"`
+		Domains []client.DomainInfo `json:"domains"`
 	}
 	if err := h.api.get(r.Context(), s.token, "/v1/domains", nil, &out); err != nil {
 		h.renderError(w, r, nil, err)
@@ -133,8 +135,8 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 }
 
 type domainData struct {
-	Branches []branchInfo
-	Kinds    []kindDef
+	Branches []client.BranchInfo
+	Kinds    []client.KindDef
 	CanAdd   bool
 }
 
@@ -143,9 +145,9 @@ func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 	v := newView(r, "", "")
 	v.Title = v.Domain
 	v.AtIgnored = v.At != ""
-	var sc schemaAnswer
+	var sc schemaRead
 	if err := h.fetch(r, v, func() error {
-		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
+		return h.api.schema(r.Context(), s.token, branchPath(v.Domain, v.Branch), &sc)
 	}); err != nil {
 		h.renderError(w, r, v, err)
 		return
@@ -158,7 +160,7 @@ func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, v, err)
 		return
 	}
-	d := domainData{Branches: v.branchInfos, Kinds: sc.Document.Kinds, CanAdd: v.Who.Role == "writer" || v.Who.Role == "admin"}
+	d := domainData{Branches: v.branchInfos, Kinds: sc.Doc.Kinds, CanAdd: v.Who.Role == "writer" || v.Who.Role == "admin"}
 	v.Notice, v.Data = r.URL.Query().Get("notice"), d
 	h.render(w, r, http.StatusOK, "domain", v)
 }
@@ -251,8 +253,8 @@ func (h *Handler) deleteBranch(w http.ResponseWriter, r *http.Request) {
 
 type recordsData struct {
 	Kind  string
-	Kinds []kindDef
-	Page  recordPage
+	Kinds []client.KindDef
+	Page  client.RecordPage
 	After string
 }
 
@@ -271,19 +273,17 @@ func (h *Handler) recordsPage(w http.ResponseWriter, r *http.Request) {
 	if d.After != "" {
 		aq.Set("after", d.After)
 	}
-	var sc schemaAnswer
+	var sc schemaRead
 	err := h.fetch(r, v,
 		func() error {
 			return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/records", aq, &d.Page)
 		},
-		func() error {
-			return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
-		})
+		func() error { return h.api.schema(r.Context(), s.token, branchPath(v.Domain, v.Branch), &sc) })
 	if err != nil {
 		h.renderError(w, r, v, err)
 		return
 	}
-	d.Kinds = sc.Document.Kinds
+	d.Kinds = sc.Doc.Kinds
 	v.Data = d
 	h.render(w, r, http.StatusOK, "records", v)
 }
@@ -296,7 +296,7 @@ type valueRow struct {
 	Ref      string // the key a ref points to
 	Block    bool   // json: shown as a block
 	Missing  bool
-	Lineage  *origin
+	Lineage  *client.Origin
 	Unknown  bool // a value the schema does not declare
 	Required bool
 }
@@ -309,13 +309,13 @@ type linkRow struct {
 }
 
 type recordData struct {
-	Record   record
+	Record   client.Record
 	Values   []valueRow
 	Links    []linkRow
-	History  historyPage
-	Lineage  *lineage
+	History  client.HistoryPage
+	Lineage  *client.Lineage
 	Before   string
-	KindDef  *kindDef
+	KindDef  *client.KindDef
 	NoSchema bool
 }
 
@@ -333,9 +333,9 @@ func (h *Handler) recordPage(w http.ResponseWriter, r *http.Request) {
 	}
 	var (
 		links linkList
-		lin   lineage
+		lin   client.Lineage
 		hasLn bool
-		sc    schemaAnswer
+		sc    schemaRead
 	)
 	err := h.fetch(r, v,
 		func() error { return h.api.get(ctx, s.token, rp, atQuery(v, url.Values{}), &d.Record) },
@@ -352,7 +352,7 @@ func (h *Handler) recordPage(w http.ResponseWriter, r *http.Request) {
 			}
 			return err
 		},
-		func() error { return h.api.get(ctx, s.token, bp+"/schema", nil, &sc) })
+		func() error { return h.api.schema(ctx, s.token, bp, &sc) })
 	if err != nil {
 		h.renderError(w, r, v, err)
 		return
@@ -372,15 +372,20 @@ func (h *Handler) recordPage(w http.ResponseWriter, r *http.Request) {
 	if hasLn {
 		d.Lineage = &lin
 	}
-	d.KindDef = sc.Document.kind(d.Record.Kind)
-	d.Values = valueRows(d.KindDef, d.Record.Values, d.Lineage)
+	d.KindDef = sc.Doc.Kind(d.Record.Kind)
+	values, err := d.Record.ValueMap()
+	if err != nil {
+		h.renderError(w, r, v, err)
+		return
+	}
+	d.Values = valueRows(d.KindDef, values, d.Lineage)
 	v.Data = d
 	h.render(w, r, http.StatusOK, "record", v)
 }
 
 // valueRows orders a Record's values by its Kind's Attributes, typed by
 // the schema; values the schema does not declare come last.
-func valueRows(k *kindDef, values map[string]json.RawMessage, lin *lineage) []valueRow {
+func valueRows(k *client.KindDef, values map[string]json.RawMessage, lin *client.Lineage) []valueRow {
 	var rows []valueRow
 	seen := map[string]bool{}
 	row := func(name, typ string, required bool) valueRow {
@@ -430,15 +435,7 @@ type graphData struct {
 	Key   string
 	Depth string
 	Limit string
-	Hood  struct {
-		Records []struct {
-			Key   string `json:"key"`
-			Kind  string `json:"kind"`
-			Title string `json:"title"`
-			Depth int    `json:"depth"`
-		} `json:"records"`
-		Links []link `json:"links"`
-	}
+	Hood  client.Neighborhood
 }
 
 func (h *Handler) graphPage(w http.ResponseWriter, r *http.Request) {
@@ -476,8 +473,8 @@ func (h *Handler) graphPage(w http.ResponseWriter, r *http.Request) {
 
 type searchData struct {
 	Q, Kind     string
-	Kinds       []kindDef
-	Answer      searchAnswer
+	Kinds       []client.KindDef
+	Answer      client.SearchResults
 	Corrections []string
 }
 
@@ -486,10 +483,8 @@ func (h *Handler) searchPage(w http.ResponseWriter, r *http.Request) {
 	v := newView(r, "Search", "search", "q", "kind")
 	q := r.URL.Query()
 	d := searchData{Q: strings.TrimSpace(q.Get("q")), Kind: q.Get("kind")}
-	var sc schemaAnswer
-	reads := []func() error{func() error {
-		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
-	}}
+	var sc schemaRead
+	reads := []func() error{func() error { return h.api.schema(r.Context(), s.token, branchPath(v.Domain, v.Branch), &sc) }}
 	if d.Q != "" {
 		v.Title = "Search: " + d.Q
 		aq := atQuery(v, url.Values{"q": {d.Q}, "limit": {"50"}})
@@ -504,7 +499,7 @@ func (h *Handler) searchPage(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, v, err)
 		return
 	}
-	d.Kinds = sc.Document.Kinds
+	d.Kinds = sc.Doc.Kinds
 	words := make([]string, 0, len(d.Answer.Corrections))
 	for w := range d.Answer.Corrections {
 		words = append(words, w)
@@ -525,7 +520,7 @@ func (h *Handler) revisionsPage(w http.ResponseWriter, r *http.Request) {
 	if b := r.URL.Query().Get("before"); b != "" {
 		aq.Set("before", b)
 	}
-	var page revisionPage
+	var page client.RevisionPage
 	if err := h.fetch(r, v, func() error {
 		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/revisions", aq, &page)
 	}); err != nil {
@@ -540,8 +535,8 @@ func (h *Handler) revisionsPage(w http.ResponseWriter, r *http.Request) {
 const changesPerPage = 200
 
 type revisionData struct {
-	Rev     revision
-	Changes []change
+	Rev     client.Revision
+	Changes []client.StoredChange
 	Raw     string
 	// Total is the number of changes; From the first one listed; Next
 	// the first of the next page (0: none).
@@ -568,7 +563,9 @@ func (h *Handler) revisionPage(w http.ResponseWriter, r *http.Request) {
 		h.renderError(w, r, v, err)
 		return
 	}
-	if json.Unmarshal(d.Rev.Changes, &d.Changes) != nil {
+	if changes, err := d.Rev.ChangeList(); err == nil {
+		d.Changes = changes
+	} else {
 		d.Raw = prettyJSON(d.Rev.Changes)
 	}
 	d.Total = d.Rev.ChangesTotal
@@ -583,9 +580,9 @@ func (h *Handler) schemaPage(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
 	v := newView(r, "Schema", "schema")
 	v.AtIgnored = v.At != ""
-	var sc schemaAnswer
+	var sc schemaRead
 	if err := h.fetch(r, v, func() error {
-		return h.api.get(r.Context(), s.token, branchPath(v.Domain, v.Branch)+"/schema", nil, &sc)
+		return h.api.schema(r.Context(), s.token, branchPath(v.Domain, v.Branch), &sc)
 	}); err != nil {
 		h.renderError(w, r, v, err)
 		return

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/lorebase/lorebase/client"
 )
 
 // proposalsPath is the API path of a Domain's Proposals.
@@ -13,7 +15,7 @@ func proposalsPath(d string) string { return domainPath(d) + "/proposals" }
 
 type proposalsData struct {
 	State     string
-	Proposals []proposal
+	Proposals []client.Proposal
 	Next      string
 }
 
@@ -51,7 +53,7 @@ func (h *Handler) openProposal(w http.ResponseWriter, r *http.Request) {
 	if desc := strings.TrimSpace(f.Get("description")); desc != "" {
 		body["description"] = desc
 	}
-	var p proposal
+	var p client.Proposal
 	if err := h.api.call(r.Context(), s.token, http.MethodPost, proposalsPath(d), nil, body, &p); err != nil {
 		h.renderError(w, r, &view{Domain: d, Branch: "main"}, err)
 		return
@@ -60,10 +62,10 @@ func (h *Handler) openProposal(w http.ResponseWriter, r *http.Request) {
 }
 
 type proposalData struct {
-	P         proposal
-	Diff      diffAnswer
+	P         client.Proposal
+	Diff      client.Diff
 	After     string
-	Conflicts []conflict
+	Conflicts []client.Conflict
 	// Unresolved counts conflicts without a resolution.
 	Unresolved int
 	CanMerge   bool

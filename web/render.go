@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lorebase/lorebase/client"
 )
 
 // pageNames are the page templates; each defines "content" for layout.html.
@@ -42,7 +44,7 @@ func parsePages() map[string]*template.Template {
 type view struct {
 	Title string
 	// Who is the signed-in token; CSRF the token forms carry.
-	Who  *whoami
+	Who  *client.Whoami
 	CSRF string
 	// Domain, Branch and At locate the page; Branches feed the switcher.
 	Domain   string
@@ -59,7 +61,7 @@ type view struct {
 	Notice    string
 	Data      any
 	// branchInfos are the branches as the switcher read them.
-	branchInfos []branchInfo
+	branchInfos []client.BranchInfo
 }
 
 // Href is a link within the Domain that keeps the branch and at=;

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/lorebase/lorebase/client"
 )
 
 //go:embed templates/*.html
@@ -141,7 +143,7 @@ type sessionKey struct{}
 // session is the signed-in person: their token and who it is.
 type session struct {
 	token string
-	who   whoami
+	who   client.Whoami
 }
 
 func sessionFrom(ctx context.Context) *session {
@@ -259,7 +261,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		fail("Enter a token.")
 		return
 	}
-	var who whoami
+	var who client.Whoami
 	if err := h.api.get(r.Context(), token, "/v1/whoami", nil, &who); err != nil {
 		if statusOf(err) == http.StatusUnauthorized {
 			fail("This token is not valid: it may be mistyped, revoked or expired.")

@@ -10,6 +10,21 @@ try {
     for (const e of list.getEntries()) { window.__longtasks.push(e.duration); window.__longtaskStarts.push(Math.round(e.startTime), Math.round(e.duration)); }
   }).observe({ type: "longtask", buffered: true });
 } catch (_) { /* browsers without longtask timing */ }
+// Long animation frames (over 50 ms) with what filled them: script (by
+// source and entry point), style and layout, rendering.
+window.__loafs = [];
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      window.__loafs.push({
+        start: Math.round(e.startTime), duration: Math.round(e.duration), blocking: Math.round(e.blockingDuration),
+        render: e.renderStart ? Math.round(e.startTime + e.duration - e.renderStart) : 0,
+        style: e.styleAndLayoutStart ? Math.round(e.startTime + e.duration - e.styleAndLayoutStart) : 0,
+        scripts: e.scripts.map((s) => ({ what: s.invoker || s.invokerType, src: (s.sourceURL || "").replace(/^.*\//, ""), ms: Math.round(s.duration), layout: Math.round(s.forcedStyleAndLayoutDuration) })),
+      });
+    }
+  }).observe({ type: "long-animation-frame", buffered: true });
+} catch (_) { /* browsers without long animation frame timing */ }
 
 document.addEventListener("submit", (e) => {
   const msg = e.target.getAttribute("data-confirm");
@@ -50,12 +65,18 @@ function liveBranches() {
 
 const palette = ["#0b57d0", "#c5221f", "#188038", "#b06000", "#8430ce", "#007b83", "#c2185b", "#5f6368", "#795548", "#3f51b5"];
 
+// Graph is the page's side of the neighborhood graph: it holds the
+// Records and Links, handles the pointer and keyboard, and keeps the view
+// (zoom, pan, selection). Layout and painting run in graph-worker.js, on
+// the canvas handed over to it, so no paint ever blocks this thread.
 class Graph {
   constructor(root) {
     this.root = root;
     root.hidden = false;
-    this.canvas = root.querySelector("canvas");
-    this.ctx = this.canvas.getContext("2d");
+    this.canvas = root.querySelector("#graph-canvas");
+    // The first frame is painted here, under the worker's canvas, while
+    // the worker starts; it is hidden once the worker has painted.
+    this.first = root.querySelector("#graph-first");
     this.status = root.querySelector("#graph-status");
     this.src = root.dataset.src;
     this.branch = root.dataset.branch;
@@ -68,26 +89,56 @@ class Graph {
     this.pos = new Float32Array(0);
     this.scale = 1; this.tx = 0; this.ty = 0;
     this.selected = -1; this.hover = -1;
-    this.dirty = true;
+    window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, workerDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
+    if (!this.canvas.transferControlToOffscreen || typeof Worker === "undefined") {
+      this.status.textContent = "This browser cannot draw the graph; the list below holds the same Records.";
+      return;
+    }
     this.worker = new Worker("/static/graph-worker.js");
-    this.worker.onmessage = (e) => {
-      if (e.data.type !== "positions") return;
-      this.pos = e.data.positions;
-      this.dirty = true;
-      if (e.data.done) {
-        if (!window.__graphStats.settled) window.__graphStats.settled = performance.now();
-        if (!this.touched) this.fitBounds();
-      }
-    };
-    window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
+    this.worker.onmessage = (e) => this.message(e.data);
+    this.measure();
+    const off = this.canvas.transferControlToOffscreen();
+    this.worker.postMessage({ type: "canvas", canvas: off, w: this.w, h: this.h, dpr: this.dpr }, [off]);
     this.bind();
-    this.resize();
-    new ResizeObserver(() => this.resize()).observe(this.canvas.parentElement);
+    new ResizeObserver(() => { if (this.measure()) this.worker.postMessage({ type: "size", w: this.w, h: this.h, dpr: this.dpr }); }).observe(this.canvas.parentElement);
     const embedded = document.getElementById("graph-data");
     if (embedded) this.show(root.dataset.key, JSON.parse(embedded.textContent), true);
     else this.load(root.dataset.key, root.dataset.depth, root.dataset.limit, true);
-    const frame = () => { if (this.dirty) this.draw(); requestAnimationFrame(frame); };
-    requestAnimationFrame(frame);
+  }
+
+  message(m) {
+    const st = window.__graphStats;
+    if (m.type === "drawn") {
+      st.frames++;
+      if (m.took > st.maxDraw) st.maxDraw = m.took;
+      // Only a paint of the graph counts (the worker also paints the empty
+      // canvas it is handed).
+      if (m.nodes === 0) return;
+      if (!st.firstDraw) st.firstDraw = m.at - performance.timeOrigin;
+      if (!st.workerDraw) st.workerDraw = m.at - performance.timeOrigin;
+      if (this.first && st.workerDraw) { this.first.remove(); this.first = null; }
+      return;
+    }
+    if (m.type !== "positions") return;
+    this.pos = m.positions;
+    if (m.done) {
+      if (!st.settled) st.settled = performance.now();
+      if (!this.touched) this.fitBounds();
+    }
+  }
+
+  // measure reads the canvas's size; true when it changed.
+  measure() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const changed = r.width !== this.w || r.height !== this.h || dpr !== this.dpr;
+    this.w = r.width; this.h = r.height; this.dpr = dpr;
+    return changed;
+  }
+
+  // view sends the zoom, pan and selection to the worker, which paints.
+  view() {
+    this.worker.postMessage({ type: "view", scale: this.scale, tx: this.tx, ty: this.ty, selected: this.selected, hover: this.hover });
   }
 
   url(key, depth, limit) {
@@ -135,19 +186,41 @@ class Graph {
     this.pos = pos;
     const src = new Int32Array(this.links.length), dst = new Int32Array(this.links.length);
     this.links.forEach((l, i) => { src[i] = l.a; dst[i] = l.b; });
+    if (first) this.fit();
+    if (this.selected < 0) this.select(this.index.get(key)); // sends the view before the graph
+    const fresh = this.nodes.slice(start);
+    const msg = {
+      type: first ? "init" : "add", n: this.nodes.length, x: nx, y: ny, src: src, dst: dst,
+      titles: fresh.map((d) => d.title), colours: fresh.map((d) => this.kinds.get(d.kind)),
+      relations: this.links.map((l) => l.relation),
+    };
+    // The first paint runs in the next animation frame, a task of its own
+    // (on copies: the worker is handed the arrays).
     if (first) {
-      this.worker.postMessage({ type: "init", n: this.nodes.length, x: nx, y: ny, src: src, dst: dst });
-      this.fit();
-    } else {
-      this.worker.postMessage({ type: "add", n: this.nodes.length, x: nx, y: ny, src: src, dst: dst });
-      window.__graphStats.expanded += added;
+      const copy = Object.assign({}, msg, { x: nx.slice(), y: ny.slice(), src: src.slice(), dst: dst.slice() });
+      requestAnimationFrame(() => this.paintFirst(copy));
     }
+    this.worker.postMessage(msg, [nx.buffer, ny.buffer, src.buffer, dst.buffer]);
+    if (!first) window.__graphStats.expanded += added;
     window.__graphStats.nodes = this.nodes.length;
     window.__graphStats.links = this.links.length;
     this.status.textContent = this.nodes.length + " Records, " + this.links.length + " Links. Drag nodes, scroll to zoom, drag the background to pan; click a node to select it, double-click to expand it.";
     this.legend();
-    if (this.selected < 0) this.select(this.index.get(key));
-    this.dirty = true;
+  }
+
+  // paintFirst paints the first layout on the canvas under the worker's,
+  // at once, with the worker's own paint code.
+  paintFirst(msg) {
+    if (!this.first || window.__graphStats.workerDraw || typeof paintGraph !== "function") return;
+    const cw = Math.max(1, Math.round(this.w * this.dpr)), ch = Math.max(1, Math.round(this.h * this.dpr));
+    this.first.width = cw; this.first.height = ch;
+    const colourList = [...new Set(msg.colours)];
+    paintGraph(this.first.getContext("2d"), { n: msg.n, x: msg.x, y: msg.y, src: msg.src, dst: msg.dst, titles: msg.titles,
+      colours: msg.colours, colourList: colourList, relations: msg.relations, width: this.w, height: this.h, dpr: this.dpr,
+      scale: this.scale, tx: this.tx, ty: this.ty, selected: this.selected, hover: -1 });
+    // The first draw is when the frame holding this paint was rendered:
+    // the task after this animation frame.
+    if (msg.n > 0) setTimeout(() => { if (!window.__graphStats.firstDraw) window.__graphStats.firstDraw = performance.now(); }, 0);
   }
 
   addNode(r) {
@@ -178,18 +251,6 @@ class Graph {
     }
   }
 
-  resize() {
-    const r = this.canvas.getBoundingClientRect();
-    const dpr = window.devicePixelRatio || 1;
-    const cw = Math.max(1, Math.round(r.width * dpr)), ch = Math.max(1, Math.round(r.height * dpr));
-    this.w = r.width; this.h = r.height;
-    if (this.canvas.width === cw && this.canvas.height === ch) return;
-    // Setting the size clears the canvas: only when it changed.
-    this.canvas.width = cw; this.canvas.height = ch;
-    this.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    this.dirty = true;
-  }
-
   fit() {
     const n = this.nodes.length;
     const radius = 12 * Math.sqrt(n + 1) + 40;
@@ -211,7 +272,7 @@ class Graph {
     this.scale = Math.min(2, Math.max(0.05, Math.min((this.w - 2 * pad) / Math.max(1, x1 - x0), (this.h - 2 * pad) / Math.max(1, y1 - y0))));
     this.tx = this.w / 2 - (x0 + x1) / 2 * this.scale;
     this.ty = this.h / 2 - (y0 + y1) / 2 * this.scale;
-    this.dirty = true;
+    this.view();
   }
 
   toWorld(px, py) { return [(px - this.tx) / this.scale, (py - this.ty) / this.scale]; }
@@ -227,78 +288,17 @@ class Graph {
     return best;
   }
 
-  draw() {
-    const t0 = performance.now();
-    this.paint();
-    const dt = performance.now() - t0;
-    const st = window.__graphStats;
-    st.frames++;
-    if (dt > st.maxDraw) st.maxDraw = dt;
-  }
-
-  paint() {
-    this.dirty = false;
-    const c = this.ctx, n = this.nodes.length, p = this.pos;
-    if (p.length < n * 2) return;
-    c.clearRect(0, 0, this.w, this.h);
-    c.save();
-    c.translate(this.tx, this.ty);
-    c.scale(this.scale, this.scale);
-    c.lineWidth = 1 / this.scale;
-    c.strokeStyle = "#b4bcc4";
-    c.beginPath();
-    for (const l of this.links) { c.moveTo(p[2 * l.a], p[2 * l.a + 1]); c.lineTo(p[2 * l.b], p[2 * l.b + 1]); }
-    c.stroke();
-    const showLabels = n <= 60 || this.scale >= 1.6;
-    if (showLabels) {
-      c.fillStyle = "#4a5361";
-      c.font = (10 / this.scale) + "px system-ui, sans-serif";
-      c.textAlign = "center";
-      for (const l of this.links) {
-        c.fillText(l.relation, (p[2 * l.a] + p[2 * l.b]) / 2, (p[2 * l.a + 1] + p[2 * l.b + 1]) / 2);
-      }
-    }
-    // One path per Kind: a few fill calls, not one per node.
-    const r = 6;
-    for (const [kind, colour] of this.kinds) {
-      c.fillStyle = colour;
-      c.beginPath();
-      for (let i = 0; i < n; i++) {
-        if (this.nodes[i].kind !== kind) continue;
-        const rr = i === this.selected ? r * 1.6 : r;
-        c.moveTo(p[2 * i] + rr, p[2 * i + 1]);
-        c.arc(p[2 * i], p[2 * i + 1], rr, 0, 2 * Math.PI);
-      }
-      c.fill();
-    }
-    if (this.selected >= 0) {
-      c.lineWidth = 2.5 / this.scale; c.strokeStyle = "#f6b300";
-      c.beginPath(); c.arc(p[2 * this.selected], p[2 * this.selected + 1], r * 1.6 + 2, 0, 2 * Math.PI); c.stroke();
-    }
-    c.fillStyle = "#1b1f24";
-    c.font = (12 / this.scale) + "px system-ui, sans-serif";
-    c.textAlign = "left";
-    const label = (i) => c.fillText(this.nodes[i].title, p[2 * i] + r + 3, p[2 * i + 1] + 4);
-    if (showLabels) for (let i = 0; i < n; i++) label(i);
-    else {
-      if (this.selected >= 0) label(this.selected);
-      if (this.hover >= 0) label(this.hover);
-    }
-    c.restore();
-    if (!window.__graphStats.firstDraw && n > 0) window.__graphStats.firstDraw = performance.now();
-  }
-
   select(i) {
     this.selected = i === undefined ? -1 : i;
     const box = this.root.querySelector("#graph-selected");
-    if (this.selected < 0) { box.hidden = true; this.dirty = true; return; }
+    if (this.selected < 0) { box.hidden = true; this.view(); return; }
     const node = this.nodes[this.selected];
     box.hidden = false;
     this.root.querySelector("#sel-title").textContent = node.title;
     this.root.querySelector("#sel-key").textContent = node.key;
     this.root.querySelector("#sel-kind").textContent = node.kind;
     this.root.querySelector("#sel-open").href = this.recordURL(node.key);
-    this.dirty = true;
+    this.view();
   }
 
   expand(i) {
@@ -320,7 +320,7 @@ class Graph {
       const [px, py] = pt(e);
       if (!drag) {
         const h = this.nodeAt(px, py);
-        if (h !== this.hover) { this.hover = h; this.dirty = true; cv.style.cursor = h >= 0 ? "pointer" : "grab"; }
+        if (h !== this.hover) { this.hover = h; cv.style.cursor = h >= 0 ? "pointer" : "grab"; this.view(); }
         return;
       }
       if (Math.abs(px - drag.x) + Math.abs(py - drag.y) > 3) drag.moved = true;
@@ -328,12 +328,12 @@ class Graph {
       this.touched = true;
       if (drag.mode === "pan") {
         this.tx += px - drag.x; this.ty += py - drag.y; drag.x = px; drag.y = py;
+        this.view();
       } else {
         const [wx, wy] = this.toWorld(px, py);
         this.pos[2 * drag.i] = wx; this.pos[2 * drag.i + 1] = wy;
         this.worker.postMessage({ type: "pin", i: drag.i, x: wx, y: wy });
       }
-      this.dirty = true;
     });
     cv.addEventListener("pointerup", () => {
       if (drag && drag.mode === "node") {
@@ -375,6 +375,6 @@ class Graph {
     f = s / this.scale;
     this.tx = px - (px - this.tx) * f; this.ty = py - (py - this.ty) * f;
     this.scale = s;
-    this.dirty = true;
+    this.view();
   }
 }

@@ -60,6 +60,13 @@ type ConcurrencyOptions struct {
 	Duration time.Duration
 	// MaxCalls bounds the calls of one client in one level (0: 1,000,000).
 	MaxCalls int
+	// MinCalls, when positive, makes each client of a level go on past
+	// Duration until it has made MinCalls calls, and the writer until it
+	// has made one commit; no call is then cut by the level's end. A short
+	// level on a loaded machine still calls every read of the mix (MinCalls
+	// of at least len(MixedReads)). 0: the level ends at Duration, cutting
+	// the calls in flight.
+	MinCalls int
 	// WriterRate is the writer's commits per second during the second pass
 	// of the levels (0: no writer pass).
 	WriterRate float64
@@ -182,7 +189,14 @@ type clientResult struct {
 }
 
 func runLevel(ctx context.Context, tenants []*Tenant, n int, writer bool, opts ConcurrencyOptions) (*LevelResult, error) {
-	lctx, cancel := context.WithTimeout(ctx, opts.Duration)
+	deadline := time.Now().Add(opts.Duration)
+	lctx, cancel := context.WithDeadline(ctx, deadline)
+	if opts.MinCalls > 0 {
+		// The level ends when every client and the writer have done
+		// their part (see ConcurrencyOptions.MinCalls), not at deadline.
+		cancel()
+		lctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 	results := make([]clientResult, n)
 	var wg sync.WaitGroup
@@ -191,7 +205,7 @@ func runLevel(ctx context.Context, tenants []*Tenant, n int, writer bool, opts C
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = runClient(lctx, tenants, i, n, writer, opts)
+			results[i] = runClient(lctx, tenants, i, n, writer, deadline, opts)
 		}()
 	}
 	var commits []time.Duration
@@ -201,7 +215,7 @@ func runLevel(ctx context.Context, tenants []*Tenant, n int, writer bool, opts C
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			commits, commitErrs, commitErr = runWriter(lctx, tenants[0].W, opts)
+			commits, commitErrs, commitErr = runWriter(lctx, tenants[0].W, deadline, opts)
 		}()
 	}
 	wg.Wait()
@@ -250,9 +264,10 @@ func runLevel(ctx context.Context, tenants []*Tenant, n int, writer bool, opts C
 	return lr, nil
 }
 
-// runClient reads the mix until the level's deadline or MaxCalls. A call
+// runClient reads the mix until the level's deadline or MaxCalls (with
+// MinCalls: until both the deadline and MinCalls calls have passed). A call
 // cut by the deadline is neither timed nor counted as an error.
-func runClient(ctx context.Context, tenants []*Tenant, i, n int, writer bool, opts ConcurrencyOptions) clientResult {
+func runClient(ctx context.Context, tenants []*Tenant, i, n int, writer bool, deadline time.Time, opts ConcurrencyOptions) clientResult {
 	t := tenants[i%len(tenants)]
 	w := t.W
 	stream := uint64(1000 + 100*n + i)
@@ -264,6 +279,9 @@ func runClient(ctx context.Context, tenants []*Tenant, i, n int, writer bool, op
 	res := clientResult{byRead: map[string][]time.Duration{}}
 	br := Branch
 	for call := 0; call < opts.MaxCalls && ctx.Err() == nil; call++ {
+		if opts.MinCalls > 0 && call >= opts.MinCalls && !time.Now().Before(deadline) {
+			break
+		}
 		name := MixedReads[(call+i)%len(MixedReads)]
 		var got returned
 		start := time.Now()
@@ -342,8 +360,9 @@ func runClient(ctx context.Context, tenants []*Tenant, i, n int, writer bool, op
 // runWriter commits opts.WriterChanges Part updates WriterRate times a
 // second until the deadline, the first at once; a commit that outlasts its period delays the
 // next (ticks are dropped, not queued). A commit cut by the deadline is not
-// counted.
-func runWriter(ctx context.Context, w *Workload, opts ConcurrencyOptions) ([]time.Duration, int, string) {
+// counted. With MinCalls it stops at the first tick past the deadline once
+// it has made one commit, and no commit is cut.
+func runWriter(ctx context.Context, w *Workload, deadline time.Time, opts ConcurrencyOptions) ([]time.Duration, int, string) {
 	op := w.CommitParts(opts.WriterChanges, 0)
 	tick := time.NewTicker(time.Duration(float64(time.Second) / opts.WriterRate))
 	defer tick.Stop()
@@ -356,6 +375,9 @@ func runWriter(ctx context.Context, w *Workload, opts ConcurrencyOptions) ([]tim
 			case <-ctx.Done():
 				return lat, errs, first
 			case <-tick.C:
+			}
+			if opts.MinCalls > 0 && len(lat)+errs > 0 && !time.Now().Before(deadline) {
+				return lat, errs, first
 			}
 		}
 		start := time.Now()

@@ -36,9 +36,10 @@ func TestConcurrencyChecksEveryRecord(t *testing.T) {
 	a, b := twoDomains(t)
 	tenants := []*perf.Tenant{perf.NewTenant(a, ""), perf.NewTenant(b, "zzother")}
 	res, err := perf.RunConcurrency(context.Background(), tenants, perf.ConcurrencyOptions{
-		// The level must outlast one writer commit on a loaded machine: a
-		// commit cut by the level's deadline is not counted.
-		Clients: []int{1, 3}, Duration: 1500 * time.Millisecond, MaxCalls: 200, WriterRate: 20, WriterChanges: 5, Seed: 1,
+		// MinCalls: on a loaded machine a level goes on until each client
+		// has called every read of the mix and the writer has committed.
+		Clients: []int{1, 3}, Duration: 1500 * time.Millisecond, MaxCalls: 200, MinCalls: len(perf.MixedReads),
+		WriterRate: 20, WriterChanges: 5, Seed: 1,
 	})
 	require.NoError(t, err)
 	require.Len(t, res.Levels, 4)

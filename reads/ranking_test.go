@@ -128,6 +128,16 @@ func TestSearchRanksEveryMatch(t *testing.T) {
 	require.NotContains(t, keys(res), "P-99")
 	require.Equal(t, exhaustive(f.branch, "steel", 20), keys(res))
 	require.Equal(t, f.strings(words, f.domain), f.strings(postings, f.domain))
+
+	// One statement changing the rows of two branches (main's P-03 and
+	// the overlay's) keeps the postings of both.
+	tag, err := s.Pool.Exec(f.ctx, `UPDATE mat_records SET search = search || to_tsvector('simple', 'zinc zinc')
+		WHERE domain_id = $1 AND key IN ('P-03', 'P-05')`, f.domain)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, tag.RowsAffected())
+	require.Equal(t, f.strings(words, f.domain), f.strings(postings, f.domain))
+	require.Contains(t, f.strings(postings, f.domain), "P-05:zinc:"+f.strings(`SELECT ts_rank(search, 'zinc'::tsquery)::text FROM mat_records
+		WHERE domain_id = $1 AND branch_id = $2 AND key = 'P-05'`, f.domain, f.branch)[0])
 }
 
 // rankByWords is lb_search's ranking of a several-word query on main with

@@ -15,6 +15,7 @@ CREATE OR REPLACE FUNCTION lb_search_words_apply()
 AS $function$
 DECLARE
     db record;
+    pairs int;
 BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
@@ -31,13 +32,16 @@ BEGIN
                 db.domain_id, db.branch_id);
         END LOOP;
     ELSE
+        SELECT count(DISTINCT (n.domain_id, n.branch_id)) INTO pairs FROM new_rows n;
         FOR db IN SELECT DISTINCT n.domain_id, n.branch_id FROM new_rows n LOOP
+            -- One Domain and branch (a commit): no filter on the
+            -- transition tables, whose row estimates then stay whole and
+            -- the planner hashes their join.
             EXECUTE format($q$WITH ch AS (
                 SELECT n.key, CASE WHEN o.deleted THEN ''::tsvector ELSE o.search END AS os,
                        CASE WHEN n.deleted THEN ''::tsvector ELSE n.search END AS ns
                   FROM new_rows n JOIN old_rows o ON o.domain_id = n.domain_id AND o.branch_id = n.branch_id AND o.key = n.key
-                 WHERE n.domain_id = %1$L AND n.branch_id = %2$L
-                   AND (o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted)),
+                 WHERE (o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted)%3$s),
             np AS (
                 SELECT ch.key, w AS word, ts_rank(ch.ns, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery) AS score
                   FROM ch, unnest(tsvector_to_array(ch.ns)) w),
@@ -53,7 +57,8 @@ BEGIN
               FROM (SELECT * FROM np EXCEPT SELECT * FROM op) y
              ORDER BY y.key, y.word
             ON CONFLICT (domain_id, branch_id, key, word) DO UPDATE SET score = EXCLUDED.score$q$,
-                db.domain_id, db.branch_id);
+                db.domain_id, db.branch_id,
+                CASE WHEN pairs > 1 THEN format(' AND n.domain_id = %L AND n.branch_id = %L', db.domain_id, db.branch_id) ELSE '' END);
         END LOOP;
     END IF;
     RETURN NULL;

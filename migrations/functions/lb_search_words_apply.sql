@@ -3,7 +3,9 @@
 -- search vector with its rank for that word alone (either table may be
 -- absent: TG_OP says which). An update touches only the rows whose search
 -- vector or deletion changed, and of their postings only those whose word
--- or score changed (a renamed Record keeps most of its words' ranks). The
+-- or score changed (a renamed Record keeps most of its words' ranks): the
+-- words gone are deleted, the new ones inserted, the others' scores
+-- updated where they differ. The
 -- statements name each Domain and branch of the transition tables as
 -- literals, so they read and write mat_search_words through its indexes
 -- in that Domain's partition.
@@ -51,12 +53,17 @@ BEGIN
             gone AS (
                 DELETE FROM mat_search_words s
                  USING (SELECT op.key, op.word FROM op EXCEPT SELECT np.key, np.word FROM np) x
+                 WHERE s.domain_id = %1$L AND s.branch_id = %2$L AND s.key = x.key AND s.word = x.word),
+            moved AS (
+                UPDATE mat_search_words s SET score = x.score
+                  FROM (SELECT np.key, np.word, np.score FROM np JOIN op ON op.key = np.key AND op.word = np.word
+                         WHERE op.score <> np.score) x
                  WHERE s.domain_id = %1$L AND s.branch_id = %2$L AND s.key = x.key AND s.word = x.word)
             INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
-            SELECT %1$L, %2$L, y.key, y.word, y.score
-              FROM (SELECT * FROM np EXCEPT SELECT * FROM op) y
-             ORDER BY y.key, y.word
-            ON CONFLICT (domain_id, branch_id, key, word) DO UPDATE SET score = EXCLUDED.score$q$,
+            SELECT %1$L, %2$L, np.key, np.word, np.score
+              FROM np
+             WHERE NOT EXISTS (SELECT 1 FROM op WHERE op.key = np.key AND op.word = np.word)
+             ORDER BY np.key, np.word$q$,
                 db.domain_id, db.branch_id,
                 CASE WHEN pairs > 1 THEN format(' AND n.domain_id = %L AND n.branch_id = %L', db.domain_id, db.branch_id) ELSE '' END);
         END LOOP;

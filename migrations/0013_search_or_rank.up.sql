@@ -2,4 +2,3 @@
 -- per-word ranks, which lb_search_postings bounds): lb_search_full_sql
 -- takes the terms instead of their AND.
 DROP FUNCTION IF EXISTS lb_search_full_sql(text, text, tsquery, integer, integer, boolean);
-DROP FUNCTION IF EXISTS lb_search_postings(integer, integer, text[], integer[], integer, integer, integer, integer);

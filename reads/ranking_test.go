@@ -276,4 +276,18 @@ func TestSearchPostingsWalk(t *testing.T) {
 			require.LessOrEqual(t, x.Score, res.Results[i-1].Score)
 		}
 	}
+
+	// Partial matches have a budget of their own (10 × search.partial.
+	// candidates Records once every full match is read): p5 is in one
+	// Record, so the GIN index reads the full matches; hundreds hold two
+	// of the three words.
+	narrow := reads.New(s, reads.Config{SearchCandidates: 10, PartialCandidates: 1})
+	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.NotEmpty(t, res.Results)
+	res, err = r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	require.NoError(t, err)
+	require.False(t, res.Truncated, "the default partial budget ranks the partial matches exactly")
+	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
 }

@@ -107,7 +107,7 @@ BEGIN
                 SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
                        (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
                   FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_min,
-                                          p_candidates * 32, known) p
+                                          p_candidates * 32, known, p_partial_candidates * 10) p
                   LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
                  WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)
                  ORDER BY p.matched DESC NULLS LAST, 7 DESC, p.key

@@ -23,12 +23,13 @@
 -- are interchangeable). A word of fewer than 128 postings by the
 -- lexicon's count is read whole at once; the others 32 postings (at most
 -- a sixteenth of p_budget) at a time, twice as many each round. When
--- p_budget Records were scored before the bound closed, the walk stops
--- with what it has and says truncated.
+-- p_budget Records were scored before the bound closed, or p_partial_budget
+-- once only partial matches were left to rank (every full match read), the
+-- walk stops with what it has and says truncated.
 -- key, matched and score (the postings' sum) are the Records; ranked (the
 -- Records scored) and truncated repeat on every row, and one row with a
 -- NULL key carries them when nothing matched.
-CREATE OR REPLACE FUNCTION lb_search_postings(d integer, b integer, p_words text[], p_masks integer[], p_terms integer, p_limit integer, p_partial_min integer, p_budget integer, p_partial_only boolean DEFAULT false)
+CREATE OR REPLACE FUNCTION lb_search_postings(d integer, b integer, p_words text[], p_masks integer[], p_terms integer, p_limit integer, p_partial_min integer, p_budget integer, p_partial_only boolean DEFAULT false, p_partial_budget integer DEFAULT NULL::integer)
  RETURNS TABLE(key text, matched integer, score double precision, ranked integer, truncated boolean)
  LANGUAGE plpgsql
  STABLE
@@ -44,6 +45,7 @@ DECLARE
     chunk int := least(32, greatest(p_budget / 16, 8));
     whole int := least(128, p_budget);
     top int;
+    tiers_from int := CASE WHEN p_partial_only THEN 0 END;
     ks text[];
     ss real[];
     fresh text[];
@@ -141,13 +143,16 @@ BEGIN
         -- partial matches (or with enough full ones) that is the answer.
         full_n := (SELECT count(*) FROM unnest(pool_c) c WHERE c = p_terms);
         EXIT WHEN NOT p_partial_only AND live < p_terms AND (NOT partial OR full_n >= p_partial_min);
+        IF live < p_terms AND tiers_from IS NULL THEN
+            tiers_from := n_scored;
+        END IF;
         SELECT sum(y.x) INTO bound FROM (SELECT x FROM unnest(tb) x ORDER BY x DESC LIMIT top) y;
         IF cardinality(pool_k) >= p_limit THEN
             kth_c := pool_c[p_limit];
             kth_s := pool_s[p_limit];
             EXIT WHEN kth_c > top OR (kth_c = top AND kth_s >= bound * (1 - 1e-6));
         END IF;
-        IF n_scored >= p_budget THEN
+        IF n_scored >= p_budget OR n_scored - tiers_from >= p_partial_budget THEN
             capped := true;
             EXIT;
         END IF;

@@ -35,7 +35,7 @@ type SearchResult struct {
 // higher (a one word query reads its best Records; several words are
 // scored Record by Record, at most 32 × Config.SearchCandidates of them,
 // or every full match of a term in fewer Records than
-// Config.SearchCandidates is ranked): exact, not truncated unless that
+// 8 × Config.SearchCandidates is ranked): exact, not truncated unless that
 // budget ran out. Otherwise (a Kind, an overlay, a past Revision) at most
 // Config.SearchCandidates full and Config.PartialCandidates partial matches
 // are ranked. Full and partial matches rank by ts_rank of the OR of the

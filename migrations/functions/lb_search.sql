@@ -75,17 +75,18 @@ BEGIN
             -- Several words (or corrections): the threshold algorithm over
             -- their postings, full and partial matches in one walk, each
             -- Record's score computed again from its search vector. When a
-            -- term is in fewer Records than p_candidates (the lexicon's
-            -- counts), the GIN index finds every full match at less cost
-            -- and ranks them all; the walk then ranks partial matches only.
+            -- term is in fewer Records than 8 × p_candidates (the
+            -- lexicon's counts), the GIN index finds every full match at
+            -- less cost (its AND proves how few match) and ranks them all;
+            -- the walk then ranks partial matches only.
             SELECT min(x.n) INTO rare FROM (
                 SELECT t.t, sum(coalesce(l.records, 0)) AS n
                   FROM generate_series(0, cardinality(terms) - 1) t(t)
                   JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
                   LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
                  GROUP BY t.t) x;
-            IF rare < p_candidates THEN
-                FOR r IN EXECUTE lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit) LOOP
+            IF rare < 8::bigint * p_candidates THEN
+                FOR r IN EXECUTE lb_search_full_sql(src, p_kind, terms, greatest(p_candidates, rare + 1)::int, p_limit) LOOP
                     key := r.key;
                     kind := r.kind;
                     title := r.title;

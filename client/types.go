@@ -312,7 +312,7 @@ type Lineage struct {
 // SearchResults are ranked matches and the corrections applied. Ranked is
 // the number of matches the ranking considered; Truncated says they were
 // the first matches found rather than the best (better ones may exist:
-// narrow the query).
+// narrow the query); false means the results are the best of every match.
 type SearchResults struct {
 	Results []struct {
 		Key   string  `json:"key"`

@@ -289,8 +289,8 @@ func (w *Workload) search(ctx context.Context, q string, spec searchSpec) (searc
 		}
 		fq := fullQuery(terms)
 		var stmt string
-		if err := tx.QueryRow(ctx, `SELECT lb_search_full_sql(lb_search_source($1, $2, NULL), '', $3::tsquery, $4, $5, $6)`,
-			w.DomainID, w.BranchID, fq, spec.Candidates, spec.Limit, spec.Ordered).Scan(&stmt); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT lb_search_full_sql(lb_search_source($1, $2, NULL), '', $3::tsquery[], $4, $5, $6)`,
+			w.DomainID, w.BranchID, terms, spec.Candidates, spec.Limit, spec.Ordered).Scan(&stmt); err != nil {
 			return err
 		}
 		n, err := runStatement(ctx, tx, stmt, &ans)

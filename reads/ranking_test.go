@@ -2,12 +2,14 @@ package reads_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // TestSearchRanksEveryMatch: a search returns the best Records of every
@@ -64,52 +66,51 @@ func TestSearchRanksEveryMatch(t *testing.T) {
 		return out
 	}
 
-	// The postings are the words of the present Records' search vectors.
-	words := `SELECT key || ':' || w FROM mat_records, unnest(tsvector_to_array(search)) w
+	// The postings are the words of the present Records' search vectors,
+	// each with the Record's rank for that word alone.
+	words := `SELECT key || ':' || w || ':' || ts_rank(search, quote_literal(w)::tsquery) FROM mat_records, unnest(tsvector_to_array(search)) w
 		WHERE domain_id = $1 AND NOT deleted ORDER BY 1`
-	require.Equal(t, f.strings(words, f.domain), f.strings(`SELECT key || ':' || word FROM mat_search_words WHERE domain_id = $1 ORDER BY 1`, f.domain))
+	postings := `SELECT key || ':' || word || ':' || score FROM mat_search_words WHERE domain_id = $1 ORDER BY 1`
+	require.Equal(t, f.strings(words, f.domain), f.strings(postings, f.domain))
 
 	small := reads.New(s, reads.Config{SearchCandidates: 3, PartialCandidates: 3})
 	for _, tc := range []struct {
 		q     string
 		limit int
-	}{{"steel", 5}, {"steel", 20}, {"part", 7}, {"steel bolt", 5}, {"part steel", 4}} {
+	}{{"steel", 5}, {"steel", 20}, {"part", 7}, {"steel bolt", 5}, {"part steel", 4}, {"part steel", 40},
+		{"bolt plain", 20}, {"steel stele", 10}, {"plain steel bolt", 8}, {"bolt nosuchword", 5}} {
 		t.Run(tc.q, func(t *testing.T) {
-			// Three candidates at most: a one-word query still returns
-			// the best of every match from its postings, never truncated.
+			// Three candidates at most: a search still returns the best of
+			// every match from the words' postings, never truncated.
 			res, err := small.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: tc.q, Limit: tc.limit})
 			require.NoError(t, err)
-			want := exhaustive(f.branch, tc.q, tc.limit)
-			require.NotEmpty(t, want)
-			got := keys(res)
+			require.False(t, res.Truncated)
 			if tc.q == "steel" || tc.q == "part" {
+				want := exhaustive(f.branch, tc.q, tc.limit)
+				require.NotEmpty(t, want)
 				require.Equal(t, count(f.branch, tc.q), res.Ranked, "a one-word search ranks every match")
-				require.Equal(t, want, got)
-				require.False(t, res.Truncated)
-			} else {
-				// More words rank the first three matches the GIN index
-				// finds and say the ranking was truncated; partial
-				// matches follow (fewer than five full ones).
-				require.GreaterOrEqual(t, res.Ranked, 3)
-				require.True(t, res.Truncated)
-				all := exhaustive(f.branch, tc.q, 1000)
-				for i, x := range res.Results {
-					if x.Match == "full" {
-						require.Contains(t, all, x.Key)
-					}
-					if i > 0 && x.Match == res.Results[i-1].Match {
-						require.LessOrEqual(t, x.Score, res.Results[i-1].Score)
-					}
-				}
+				require.Equal(t, want, keys(res))
+				return
 			}
+			// Several words: the postings walk ranks exactly what ranking
+			// every match ranks, full matches first.
+			requireSameRanking(t, s, f, tc.q, rankByWords(t, s, f, tc.q, tc.limit), res.Results)
+			require.Positive(t, res.Ranked)
 		})
 	}
+
+	// A Kind reads the GIN index's first three matches and says the
+	// ranking was truncated.
+	res, err := small.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "part steel", Kind: "Part", Limit: 5})
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.GreaterOrEqual(t, res.Ranked, 3)
 
 	// An overlay reads its levels from the GIN index: its first three
 	// matches, a truncated ranking that says so.
 	ov := f.fork("ov", "overlay", revInfo{})
 	ov.commit("carol", "", patch("P-03", map[string]any{"note": "brass"}))
-	res, err := small.Search(f.ctx, f.domain, "ov", reads.SearchQuery{Q: "steel"})
+	res, err = small.Search(f.ctx, f.domain, "ov", reads.SearchQuery{Q: "steel"})
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
 	require.Equal(t, 3, res.Ranked)
@@ -126,4 +127,167 @@ func TestSearchRanksEveryMatch(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, keys(res), "P-99")
 	require.Equal(t, exhaustive(f.branch, "steel", 20), keys(res))
+	require.Equal(t, f.strings(words, f.domain), f.strings(postings, f.domain))
+
+	// One statement changing the rows of two branches (main's P-03 and
+	// the overlay's) keeps the postings of both.
+	tag, err := s.Pool.Exec(f.ctx, `UPDATE mat_records SET search = search || to_tsvector('simple', 'zinc zinc')
+		WHERE domain_id = $1 AND key IN ('P-03', 'P-05')`, f.domain)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, tag.RowsAffected())
+	require.Equal(t, f.strings(words, f.domain), f.strings(postings, f.domain))
+	require.Contains(t, f.strings(postings, f.domain), "P-05:zinc:"+f.strings(`SELECT ts_rank(search, 'zinc'::tsquery)::text FROM mat_records
+		WHERE domain_id = $1 AND branch_id = $2 AND key = 'P-05'`, f.domain, f.branch)[0])
+}
+
+// rankByWords is lb_search's ranking of a several-word query on main with
+// every match ranked: the most terms matched first, then ts_rank of the OR
+// of the terms; partial matches only when fewer than five match every
+// term.
+func rankByWords(t *testing.T, s *store.Store, f *fixture, q string, limit int) []reads.SearchResult {
+	t.Helper()
+	// The terms as lb_search computes them (a word absent from the
+	// lexicon ORed with its corrections), in the Domain's scope.
+	tx, err := s.Pool.Begin(f.ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(f.ctx) }()
+	_, err = tx.Exec(f.ctx, `SELECT set_config('lorebase.domain_id', $1, true)`, fmt.Sprint(f.domain))
+	require.NoError(t, err)
+	rows, err := tx.Query(f.ctx, `WITH w AS (SELECT array_agg(t.term) AS ts,
+			string_agg('(' || t.term::text || ')', ' | ')::tsquery AS o
+			FROM lb_search_terms($2, $3) t)
+		SELECT key, kind, ((SELECT count(*) FROM unnest(w.ts) t WHERE search @@ t) = cardinality(w.ts)),
+		       (ts_rank(search, w.o) * (SELECT count(*) FROM unnest(w.ts) t WHERE search @@ t) / cardinality(w.ts))::real AS r
+		  FROM mat_records, w
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND search @@ w.o
+		 ORDER BY 3 DESC, 4 DESC, key`, f.domain, f.branch, q)
+	require.NoError(t, err)
+	var all []reads.SearchResult
+	full := 0
+	for rows.Next() {
+		var x reads.SearchResult
+		var isFull bool
+		require.NoError(t, rows.Scan(&x.Key, &x.Kind, &isFull, &x.Score))
+		x.Match = "partial"
+		if isFull {
+			x.Match = "full"
+			full++
+		}
+		all = append(all, x)
+	}
+	require.NoError(t, rows.Err())
+	if full >= 5 {
+		all = all[:full]
+	}
+	return all[:min(limit, len(all))]
+}
+
+// requireSameRanking: got holds the scores and matches of want in order,
+// each Record with its own exhaustive score (Records tied at a score are
+// interchangeable).
+func requireSameRanking(t *testing.T, s *store.Store, f *fixture, q string, want, got []reads.SearchResult) {
+	t.Helper()
+	score := map[string]float32{}
+	for _, x := range rankByWords(t, s, f, q, 100000) {
+		score[x.Key] = x.Score
+	}
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, want[i].Match, got[i].Match, "result %d", i)
+		require.InDelta(t, want[i].Score, got[i].Score, 1e-6, "result %d", i)
+		require.Contains(t, score, got[i].Key)
+		require.InDelta(t, score[got[i].Key], got[i].Score, 1e-6, "result %d: %s", i, got[i].Key)
+	}
+}
+
+// TestSearchPostingsWalk: a several-word search walks its words' postings
+// in rounds and stops when no Record left unread can enter the results;
+// what it returns is the exhaustive ranking, and when its budget runs out
+// first it says truncated.
+func TestSearchPostingsWalk(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "postings")
+	// 600 Parts holding alpha, beta and gamma 0 to 3 times each in the
+	// name or the note, so the words' lists are long, ranks spread and
+	// tie; delta is in 7 of them.
+	var changes []change
+	for i := range 600 {
+		var name, note []string
+		for j, w := range []string{"alpha", "beta", "gamma"} {
+			n := (i*(j+3) + i/(j+2)) % 4
+			for k := range n {
+				if (i+k+j)%3 == 0 {
+					name = append(name, w)
+				} else {
+					note = append(note, w)
+				}
+			}
+		}
+		if i%89 == 5 {
+			note = append(note, "delta")
+		}
+		name = append(name, fmt.Sprintf("p%d", i))
+		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", i), map[string]any{
+			"name": strings.Join(name, " "), "note": strings.Join(note, " ")}))
+	}
+	f.commit("alice", "", changes...)
+
+	// 10 candidates: a budget of 320 Records scored, postings read 80 at
+	// a time, lists of 320 or more walked in rounds.
+	r := reads.New(s, reads.Config{SearchCandidates: 10})
+	for _, tc := range []struct {
+		q     string
+		limit int
+	}{{"alpha beta", 5}, {"alpha beta", 20}, {"beta gamma", 1}, {"alpha beta gamma", 10},
+		{"alpha delta", 20}, {"delta gamma p5", 10}, {"alpha alpah", 3}} {
+		t.Run(fmt.Sprintf("%s/%d", tc.q, tc.limit), func(t *testing.T) {
+			res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: tc.q, Limit: tc.limit})
+			require.NoError(t, err)
+			require.False(t, res.Truncated)
+			requireSameRanking(t, s, f, tc.q, rankByWords(t, s, f, tc.q, tc.limit), res.Results)
+		})
+	}
+	// The walk stopped before scoring every Record holding a word.
+	res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta", Limit: 5})
+	require.NoError(t, err)
+	var holding int
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2
+		AND NOT deleted AND search @@ 'alpha | beta'::tsquery`, f.domain, f.branch).Scan(&holding))
+	require.Positive(t, res.Ranked)
+	require.Less(t, res.Ranked, holding)
+
+	// One candidate: a budget of 32 Records scored runs out before the
+	// bound closes; the answer says so and holds real matches with their
+	// own scores, best first.
+	tiny := reads.New(s, reads.Config{SearchCandidates: 1})
+	res, err = tiny.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma", Limit: 20})
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.GreaterOrEqual(t, res.Ranked, 32)
+	all := map[string]float32{}
+	for _, x := range rankByWords(t, s, f, "alpha beta gamma", 100000) {
+		all[x.Key] = x.Score
+	}
+	for i, x := range res.Results {
+		require.Contains(t, all, x.Key)
+		require.InDelta(t, all[x.Key], x.Score, 1e-6)
+		if i > 0 && x.Match == res.Results[i-1].Match {
+			require.LessOrEqual(t, x.Score, res.Results[i-1].Score)
+		}
+	}
+
+	// Partial matches have a budget of their own (10 × search.partial.
+	// candidates Records once every full match is read): p5 is in one
+	// Record, so the GIN index reads the full matches; hundreds hold two
+	// of the three words.
+	narrow := reads.New(s, reads.Config{SearchCandidates: 10, PartialCandidates: 1})
+	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	require.NoError(t, err)
+	require.True(t, res.Truncated)
+	require.NotEmpty(t, res.Results)
+	res, err = r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	require.NoError(t, err)
+	require.False(t, res.Truncated, "the default partial budget ranks the partial matches exactly")
+	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
 }

@@ -28,11 +28,18 @@ type SearchResult struct {
 
 // SearchResults are the ranked matches, full before partial, and the
 // corrections applied to words the branch does not hold. Ranked is the
-// number of matching Records the ranking considered (at most
-// Config.SearchCandidates full and Config.PartialCandidates partial
-// matches); Truncated says those were the first matches found rather than
-// the best, so better matches than the results may exist. A one-word
-// query reads the word's postings best first and is never truncated.
+// number of matching Records the ranking considered; Truncated says those
+// were the first matches found rather than the best, so better matches
+// than the results may exist. On a branch read at its head with no Kind,
+// the words' postings are read best first until no other Record can rank
+// higher (a one word query reads its best Records; several words are
+// scored Record by Record, at most 32 × Config.SearchCandidates of them,
+// or every full match of a term in fewer Records than
+// 8 × Config.SearchCandidates is ranked): exact, not truncated unless that
+// budget ran out. Otherwise (a Kind, an overlay, a past Revision) at most
+// Config.SearchCandidates full and Config.PartialCandidates partial matches
+// are ranked. Full and partial matches rank by ts_rank of the OR of the
+// terms (the mean of each word's own rank), full ones first.
 type SearchResults struct {
 	Results     []SearchResult      `json:"results"`
 	Corrections map[string][]string `json:"corrections"`

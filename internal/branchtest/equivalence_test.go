@@ -280,6 +280,10 @@ func (w *world) compare() {
 			res, err := w.r.Search(ctx, d, b, reads.SearchQuery{Q: q, Limit: 50})
 			if res != nil {
 				res.Corrections = nil
+				// ranked counts the Records the search scored: an overlay
+				// ranks its matches from the GIN index, a copy walks the
+				// words' postings; the results and truncated must agree.
+				res.Ranked = 0
 			}
 			return res, err
 		})

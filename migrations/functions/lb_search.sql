@@ -31,6 +31,13 @@ DECLARE
     k int;
     stmts text[] := '{}';
     s text;
+    corrs jsonb[];
+    pw text[];
+    pm int[];
+    plain boolean;
+    or_q tsquery;
+    rare bigint;
+    known boolean := false;
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -39,24 +46,104 @@ BEGIN
     END IF;
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
     ordered := c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL;
-    SELECT array_agg(t.term), array_agg(t.word),
+    SELECT array_agg(t.term ORDER BY t.o), array_agg(t.word ORDER BY t.o), array_agg(to_jsonb(t.corrections) ORDER BY t.o),
            coalesce(jsonb_object_agg(t.word, to_jsonb(t.corrections)) FILTER (WHERE cardinality(t.corrections) > 0), '{}')
-      INTO terms, words, corr
-      FROM lb_search_terms_levels(c.bs, p_query) t;
+      INTO terms, words, corrs, corr
+      FROM lb_search_terms_levels(c.bs, p_query) WITH ORDINALITY t(word, corrections, term, o);
+    IF terms IS NOT NULL AND c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) <= 30 THEN
+        -- The words of the terms (a word and its corrections) with the
+        -- terms each belongs to, when every term is the OR of its words'
+        -- lexemes: the postings hold their ranks.
+        SELECT array_agg(z.w ORDER BY z.w), array_agg(z.mask ORDER BY z.w), bool_and(z.plain)
+          INTO pw, pm, plain
+          FROM (SELECT y.w, bit_or(1 << (y.o - 1)::int) AS mask, bool_and(y.plain) AS plain
+                  FROM (SELECT t.o, u.w,
+                               terms[t.o]::text = (SELECT string_agg('''' || replace(replace(v, '\', '\\'), '''', '''''') || '''', ' | ')
+                                                     FROM unnest(t.ws) v)::tsquery::text AS plain
+                          FROM (SELECT x.o, ARRAY[x.word] || ARRAY(SELECT jsonb_array_elements_text(x.cs)) AS ws
+                                  FROM unnest(words, corrs) WITH ORDINALITY x(word, cs, o)) t,
+                               unnest(t.ws) u(w)) y
+                 GROUP BY y.w) z;
+    END IF;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
         IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
            AND terms[1]::text = '''' || replace(replace(words[1], '\', '\\'), '''', '''''') || '''' THEN
             -- One word, one lexeme: its postings hold its rank.
             stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
+        ELSIF coalesce(plain, false) THEN
+            -- Several words (or corrections): the threshold algorithm over
+            -- their postings, full and partial matches in one walk, each
+            -- Record's score computed again from its search vector. When a
+            -- term is in fewer Records than 8 × p_candidates (the
+            -- lexicon's counts), the GIN index finds every full match at
+            -- less cost (its AND proves how few match) and ranks them all;
+            -- the walk then ranks partial matches only.
+            SELECT min(x.n) INTO rare FROM (
+                SELECT t.t, sum(coalesce(l.records, 0)) AS n
+                  FROM generate_series(0, cardinality(terms) - 1) t(t)
+                  JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
+                  LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
+                 GROUP BY t.t) x;
+            IF rare < 8::bigint * p_candidates THEN
+                FOR r IN EXECUTE lb_search_full_sql(src, p_kind, terms, greatest(p_candidates, rare + 1)::int, p_limit) LOOP
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := r.match;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    total := r.ranked;
+                    capped := r.truncated;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+                known := true;
+            END IF;
+            SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+            fresh := false;
+            FOR r IN
+                SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
+                       (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
+                  FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_min,
+                                          p_candidates * 32, known, p_partial_candidates * 10) p
+                  LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
+                 WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)
+                 ORDER BY p.matched DESC NULLS LAST, 7 DESC, p.key
+            LOOP
+                IF NOT fresh THEN
+                    total := total + r.ranked;
+                    capped := capped OR r.truncated;
+                    fresh := true;
+                END IF;
+                CONTINUE WHEN r.key IS NULL;
+                -- Partial matches (after every full one) only when too
+                -- few match every term.
+                EXIT WHEN r.matched < cardinality(terms) AND n >= coalesce(p_partial_min, 0)
+                     AND match IS DISTINCT FROM 'partial';
+                key := r.key;
+                kind := r.kind;
+                title := r.title;
+                score := r.score;
+                match := CASE WHEN r.matched = cardinality(terms) THEN 'full' ELSE 'partial' END;
+                corrections := NULL;
+                ranked := r.ranked;
+                truncated := r.truncated;
+                n := n + 1;
+                RETURN NEXT;
+            END LOOP;
+            stmts := NULL;
         ELSE
             -- Several words: the GIN index's first p_candidates matches,
             -- truncated when the cap is hit (the RUM index's order for
             -- several words is not ts_rank's: measured less honest at 1M).
-            stmts := ARRAY[lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit)];
+            stmts := ARRAY[lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit)];
         END IF;
         k := cardinality(terms);
         LOOP
+            EXIT WHEN stmts IS NULL;
             FOREACH s IN ARRAY stmts LOOP
                 fresh := true;
                 FOR r IN EXECUTE s LOOP

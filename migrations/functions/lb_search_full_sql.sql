@@ -1,15 +1,17 @@
--- lb_search_full_sql: the full match over the FROM clause src. The
+-- lb_search_full_sql: the full match of the terms (every term) over the
+-- FROM clause src, ranked by ts_rank of the OR of the terms (the sum of
+-- each matched word's rank alone over the number of words, as the partial
+-- matches and the postings walk of lb_search_postings rank). The
 -- candidates are at most p_candidates matches: with p_ordered (the RUM
--- index) the best by rank, read in rank order (search <=> q is
--- 1 / ts_rank), else the first ones the GIN index finds, and then the
--- ranking is truncated when the cap was reached. ranked is the number of
--- candidates ranked.
-CREATE OR REPLACE FUNCTION lb_search_full_sql(src text, p_kind text, q tsquery, p_candidates integer, p_limit integer, p_ordered boolean DEFAULT false)
+-- index) the first in the index's order of the AND of the terms, else the
+-- first ones the GIN index finds, and then the ranking is truncated when
+-- the cap was reached. ranked is the number of candidates ranked.
+CREATE OR REPLACE FUNCTION lb_search_full_sql(src text, p_kind text, terms tsquery[], p_candidates integer, p_limit integer, p_ordered boolean DEFAULT false)
  RETURNS text
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-SELECT format($q$SELECT c.key::text, c.kind::text, c.title, ts_rank(c.search, %2$L::tsquery) AS score, 'full'::text AS match, NULL::jsonb AS corrections,
+SELECT format($q$SELECT c.key::text, c.kind::text, c.title, ts_rank(c.search, %8$L::tsquery) AS score, 'full'::text AS match, NULL::jsonb AS corrections,
        (count(*) OVER ())::integer AS ranked, %6$s AS truncated
   FROM (SELECT m.key, m.kind, m.title, m.search %1$s
            AND m.search @@ %2$L::tsquery%3$s%7$s
@@ -19,5 +21,7 @@ SELECT format($q$SELECT c.key::text, c.kind::text, c.title, ts_rank(c.search, %2
     CASE WHEN coalesce(p_kind, '') <> '' THEN format(' AND m.kind = %L', p_kind) ELSE '' END,
     p_candidates, p_limit,
     CASE WHEN p_ordered THEN 'false' ELSE format('count(*) OVER () >= %s', p_candidates) END,
-    CASE WHEN p_ordered THEN format(' ORDER BY m.search <=> %L::tsquery', q::text) ELSE '' END)
+    CASE WHEN p_ordered THEN format(' ORDER BY m.search <=> %L::tsquery', q::text) ELSE '' END,
+    (SELECT string_agg('(' || t::text || ')', ' | ') FROM unnest(terms) t))
+  FROM (SELECT string_agg('(' || t::text || ')', ' & ')::tsquery AS q FROM unnest(terms) t) x
 $function$;

@@ -24,7 +24,7 @@ BEGIN
        AND terms[1]::text = '''' || replace(replace(words[1], '\', '\\'), '''', '''''') || '''' THEN
         statement := lb_search_words_sql(c.d, c.b, words[1], p_limit);
     ELSE
-        statement := lb_search_full_sql(src, p_kind, full_q, p_candidates, p_limit);
+        statement := lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit);
     END IF;
     RETURN NEXT;
     IF cardinality(terms) > 1 THEN

@@ -1,40 +1,72 @@
 -- lb_search_words_apply keeps mat_search_words: the rows of old_rows' keys
 -- go, and every present row of new_rows adds one posting per word of its
 -- search vector with its rank for that word alone (either table may be
--- absent: TG_OP says which). An update touches only the rows whose
--- search vector or deletion changed. Each statement is planned for the
--- rows at hand (EXECUTE): a plan cached from a one-row commit joins the
--- transition tables by nested loop, quadratic in a commit of thousands.
+-- absent: TG_OP says which). An update touches only the rows whose search
+-- vector or deletion changed, and of their postings only those whose word
+-- or score changed (a renamed Record keeps most of its words' ranks): the
+-- words gone are deleted, the new ones inserted, the others' scores
+-- updated where they differ. The
+-- statements name each Domain and branch of the transition tables as
+-- literals, so they read and write mat_search_words through its indexes
+-- in that Domain's partition.
 CREATE OR REPLACE FUNCTION lb_search_words_apply()
  RETURNS trigger
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+    db record;
+    pairs int;
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        EXECUTE $q$INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
+        INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
         SELECT n.domain_id, n.branch_id, n.key, w,
                ts_rank(n.search, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery)
           FROM new_rows n, unnest(tsvector_to_array(n.search)) w
          WHERE NOT n.deleted
-         ORDER BY 1, 2, 3, 4$q$;
+         ORDER BY 1, 2, 3, 4;
     ELSIF TG_OP = 'DELETE' THEN
-        EXECUTE $q$DELETE FROM mat_search_words s
-         USING old_rows o
-         WHERE s.domain_id = o.domain_id AND s.branch_id = o.branch_id AND s.key = o.key$q$;
+        FOR db IN SELECT DISTINCT o.domain_id, o.branch_id FROM old_rows o LOOP
+            EXECUTE format($q$DELETE FROM mat_search_words s
+                WHERE s.domain_id = %1$L AND s.branch_id = %2$L
+                  AND s.key = ANY (ARRAY(SELECT o.key FROM old_rows o WHERE o.domain_id = %1$L AND o.branch_id = %2$L))$q$,
+                db.domain_id, db.branch_id);
+        END LOOP;
     ELSE
-        EXECUTE $q$DELETE FROM mat_search_words s
-         USING old_rows o JOIN new_rows n ON n.domain_id = o.domain_id AND n.branch_id = o.branch_id AND n.key = o.key
-         WHERE s.domain_id = o.domain_id AND s.branch_id = o.branch_id AND s.key = o.key
-           AND (o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted)$q$;
-        EXECUTE $q$INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
-        SELECT n.domain_id, n.branch_id, n.key, w,
-               ts_rank(n.search, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery)
-          FROM new_rows n JOIN old_rows o ON o.domain_id = n.domain_id AND o.branch_id = n.branch_id AND o.key = n.key,
-               unnest(tsvector_to_array(n.search)) w
-         WHERE NOT n.deleted AND (o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted)
-         ORDER BY 1, 2, 3, 4$q$;
+        SELECT count(DISTINCT (n.domain_id, n.branch_id)) INTO pairs FROM new_rows n;
+        FOR db IN SELECT DISTINCT n.domain_id, n.branch_id FROM new_rows n LOOP
+            -- One Domain and branch (a commit): no filter on the
+            -- transition tables, whose row estimates then stay whole and
+            -- the planner hashes their join.
+            EXECUTE format($q$WITH ch AS (
+                SELECT n.key, CASE WHEN o.deleted THEN ''::tsvector ELSE o.search END AS os,
+                       CASE WHEN n.deleted THEN ''::tsvector ELSE n.search END AS ns
+                  FROM new_rows n JOIN old_rows o ON o.domain_id = n.domain_id AND o.branch_id = n.branch_id AND o.key = n.key
+                 WHERE (o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted)%3$s),
+            np AS (
+                SELECT ch.key, w AS word, ts_rank(ch.ns, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery) AS score
+                  FROM ch, unnest(tsvector_to_array(ch.ns)) w),
+            op AS (
+                SELECT ch.key, w AS word, ts_rank(ch.os, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery) AS score
+                  FROM ch, unnest(tsvector_to_array(ch.os)) w),
+            gone AS (
+                DELETE FROM mat_search_words s
+                 USING (SELECT op.key, op.word FROM op EXCEPT SELECT np.key, np.word FROM np) x
+                 WHERE s.domain_id = %1$L AND s.branch_id = %2$L AND s.key = x.key AND s.word = x.word),
+            moved AS (
+                UPDATE mat_search_words s SET score = x.score
+                  FROM (SELECT np.key, np.word, np.score FROM np JOIN op ON op.key = np.key AND op.word = np.word
+                         WHERE op.score <> np.score) x
+                 WHERE s.domain_id = %1$L AND s.branch_id = %2$L AND s.key = x.key AND s.word = x.word)
+            INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
+            SELECT %1$L, %2$L, np.key, np.word, np.score
+              FROM np
+             WHERE NOT EXISTS (SELECT 1 FROM op WHERE op.key = np.key AND op.word = np.word)
+             ORDER BY np.key, np.word$q$,
+                db.domain_id, db.branch_id,
+                CASE WHEN pairs > 1 THEN format(' AND n.domain_id = %L AND n.branch_id = %L', db.domain_id, db.branch_id) ELSE '' END);
+        END LOOP;
     END IF;
     RETURN NULL;
 END

@@ -1,0 +1,3 @@
+-- lb_search_full_sql keeps the signature of
+-- migrations/functions/lb_search_full_sql.sql.
+SELECT 1;

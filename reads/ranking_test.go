@@ -290,4 +290,15 @@ func TestSearchPostingsWalk(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.Truncated, "the default partial budget ranks the partial matches exactly")
 	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
+
+	// When the terms' Records (the lexicon's counts, about 800 here) are
+	// under 8 × search_candidates, the GIN index's partial tiers rank every
+	// partial match, whatever search.partial.candidates says: exact, not
+	// truncated, where the walk with one partial candidate is truncated.
+	wide := reads.New(s, reads.Config{SearchCandidates: 1000, PartialCandidates: 1})
+	res, err = wide.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	require.NoError(t, err)
+	require.False(t, res.Truncated)
+	require.Greater(t, res.Ranked, 100, "every partial match ranked")
+	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
 }

@@ -38,6 +38,8 @@ DECLARE
     or_q tsquery;
     rare bigint;
     known boolean := false;
+    anyn bigint;
+    pcand int := p_partial_candidates;
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -78,8 +80,10 @@ BEGIN
             -- term is in fewer Records than 8 × p_candidates (the
             -- lexicon's counts), the GIN index finds every full match at
             -- less cost (its AND proves how few match) and ranks them all;
-            -- the walk then ranks partial matches only.
-            SELECT min(x.n) INTO rare FROM (
+            -- the walk then ranks partial matches only, unless the Records
+            -- holding some term are under that count too: then the GIN
+            -- index's partial tiers rank every one of them.
+            SELECT min(x.n), sum(x.n) INTO rare, anyn FROM (
                 SELECT t.t, sum(coalesce(l.records, 0)) AS n
                   FROM generate_series(0, cardinality(terms) - 1) t(t)
                   JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
@@ -102,39 +106,48 @@ BEGIN
                 END LOOP;
                 known := true;
             END IF;
-            SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
-            fresh := false;
-            FOR r IN
-                SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
-                       (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
-                  FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_min,
-                                          p_candidates * 32, known, p_partial_candidates * 10) p
-                  LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
-                 WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)
-                 ORDER BY p.matched DESC NULLS LAST, 7 DESC, p.key
-            LOOP
-                IF NOT fresh THEN
-                    total := total + r.ranked;
-                    capped := capped OR r.truncated;
-                    fresh := true;
-                END IF;
-                CONTINUE WHEN r.key IS NULL;
-                -- Partial matches (after every full one) only when too
-                -- few match every term.
-                EXIT WHEN r.matched < cardinality(terms) AND n >= coalesce(p_partial_min, 0)
-                     AND match IS DISTINCT FROM 'partial';
-                key := r.key;
-                kind := r.kind;
-                title := r.title;
-                score := r.score;
-                match := CASE WHEN r.matched = cardinality(terms) THEN 'full' ELSE 'partial' END;
-                corrections := NULL;
-                ranked := r.ranked;
-                truncated := r.truncated;
-                n := n + 1;
-                RETURN NEXT;
-            END LOOP;
-            stmts := NULL;
+            IF known AND anyn < 8::bigint * p_candidates THEN
+                -- Every Record holding some term is within reach of the
+                -- GIN index (the terms' Records by the lexicon's counts):
+                -- the partial tiers below rank them all, exactly, with
+                -- a candidate cap above their number.
+                pcand := greatest(p_partial_candidates::bigint, anyn + 1)::int;
+                stmts := '{}';
+            ELSE
+                SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+                fresh := false;
+                FOR r IN
+                    SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
+                           (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
+                      FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_min,
+                                              p_candidates * 32, known, p_partial_candidates * 10) p
+                      LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
+                     WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)
+                     ORDER BY p.matched DESC NULLS LAST, 7 DESC, p.key
+                LOOP
+                    IF NOT fresh THEN
+                        total := total + r.ranked;
+                        capped := capped OR r.truncated;
+                        fresh := true;
+                    END IF;
+                    CONTINUE WHEN r.key IS NULL;
+                    -- Partial matches (after every full one) only when too
+                    -- few match every term.
+                    EXIT WHEN r.matched < cardinality(terms) AND n >= coalesce(p_partial_min, 0)
+                         AND match IS DISTINCT FROM 'partial';
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := CASE WHEN r.matched = cardinality(terms) THEN 'full' ELSE 'partial' END;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+                stmts := NULL;
+            END IF;
         ELSE
             -- Several words: the GIN index's first p_candidates matches,
             -- truncated when the cap is hit (the RUM index's order for
@@ -170,9 +183,9 @@ BEGIN
             EXIT WHEN k < 1 OR n >= p_limit OR cardinality(terms) < 2
                    OR (k = cardinality(terms) - 1 AND n >= coalesce(p_partial_min, 0));
             IF cardinality(terms) <= 6 THEN
-                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit - n, ordered, k)];
+                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, pcand, p_limit - n, ordered, k)];
             ELSE
-                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit - n)];
+                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, pcand, p_limit - n)];
                 k := 1;
             END IF;
         END LOOP;

@@ -102,17 +102,31 @@ func checkVectors(st *state, changes []*change, ps *problemSet) []clientVector {
 // versions that have a vector).
 func (p *Pipeline) writeVectors(ctx context.Context, tx pgx.Tx, domainID, branchID int32, seq int64, st *state, changes []*change, vecs []clientVector) error {
 	given := map[string]bool{}
+	// One round trip for every client vector of the commit.
+	var batch pgx.Batch
+	var keys []string
 	for _, v := range vecs {
 		r := st.records[v.key]
 		if r == nil || !r.exists {
 			continue
 		}
 		given[v.key] = true
-		if _, err := tx.Exec(ctx, `INSERT INTO mat_vectors (domain_id, key, seq, spec, branch_id, kind, embedding)
+		keys = append(keys, v.key)
+		batch.Queue(`INSERT INTO mat_vectors (domain_id, key, seq, spec, branch_id, kind, embedding)
 			VALUES (lb_domain(), $1, $2, $3, $4, $5, lb_unit($6::real[]))
 			ON CONFLICT (domain_id, key, seq, spec) DO UPDATE SET embedding = EXCLUDED.embedding`,
-			v.key, seq, v.spec, branchID, v.kind, v.vec); err != nil {
-			return fmt.Errorf("store vector of %s: %w", v.key, err)
+			v.key, seq, v.spec, branchID, v.kind, v.vec)
+	}
+	if len(keys) > 0 {
+		res := tx.SendBatch(ctx, &batch)
+		for _, k := range keys {
+			if _, err := res.Exec(); err != nil {
+				_ = res.Close()
+				return fmt.Errorf("store vector of %s: %w", k, err)
+			}
+		}
+		if err := res.Close(); err != nil {
+			return fmt.Errorf("store vectors: %w", err)
 		}
 	}
 	if err := carryVectors(ctx, tx, domainID, seq, branchID, st, changes, given); err != nil {

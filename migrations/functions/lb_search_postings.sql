@@ -108,7 +108,7 @@ BEGIN
             sc AS (
                 SELECT s.key AS k, bit_or(w.mask) AS mask, sum(s.score::double precision) AS sum_s
                   FROM f
-                  JOIN mat_search_words s ON s.domain_id = d AND s.branch_id = b AND s.key = f.k
+                  JOIN mat_search_words s ON s.domain_id = d AND s.branch_id = b AND s.key = f.k AND s.word = ANY (p_words)
                   JOIN unnest(p_words, p_masks) w(word, mask) ON w.word = s.word
                  GROUP BY s.key),
             cand AS (

@@ -504,6 +504,9 @@ type SearchQuery struct {
 	Vector []float32
 	// Attribute and Value filter a semantic search (with Kind).
 	Attribute, Value string
+	// TextWeight and SemanticWeight (0 to 100) override the Keeper's
+	// search.hybrid weights for Mode "hybrid" (nil: the configured ones).
+	TextWeight, SemanticWeight *int
 }
 
 // Search searches the branch: by words (typo-tolerant, partial matching),
@@ -519,8 +522,17 @@ func (b *Branch) Search(ctx context.Context, q SearchQuery) (*SearchResults, err
 		vec = strings.Join(parts, ",")
 	}
 	_, err := b.d.c.do(ctx, get(b.path+"/search", "q", q.Q, "kind", q.Kind, "limit", itoa(q.Limit), "at", q.At,
-		"mode", q.Mode, "vector", vec, "attribute", q.Attribute, "value", q.Value), &out)
+		"mode", q.Mode, "vector", vec, "attribute", q.Attribute, "value", q.Value,
+		"text_weight", weight(q.TextWeight), "semantic_weight", weight(q.SemanticWeight)), &out)
 	return &out, err
+}
+
+// weight is a hybrid weight as a query value ("" when not set).
+func weight(w *int) string {
+	if w == nil {
+		return ""
+	}
+	return strconv.Itoa(*w)
 }
 
 // Resolve ranks the Records a mention may be (kind may be "").

@@ -223,6 +223,13 @@ func TestEveryRead(t *testing.T) {
 	// The mode reaches the Keeper: no Kind here declares an embedding.
 	_, err = main.Search(ctx, client.SearchQuery{Q: "hex bolt", Mode: "semantic"})
 	require.ErrorContains(t, err, "embedding")
+	// The hybrid weights reach the Keeper: one out of range is refused by name.
+	over := 101
+	_, err = main.Search(ctx, client.SearchQuery{Q: "hex bolt", Mode: "hybrid", SemanticWeight: &over})
+	var wp *client.Problem
+	require.ErrorAs(t, err, &wp)
+	require.Equal(t, http.StatusBadRequest, wp.Status)
+	require.ErrorContains(t, err, "semantic_weight")
 	cand, err := main.Resolve(ctx, "Acme", "", 0)
 	require.NoError(t, err)
 	require.Equal(t, "S-1", cand.Candidates[0].Key)

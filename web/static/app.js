@@ -68,7 +68,8 @@ const palette = ["#0b57d0", "#c5221f", "#188038", "#b06000", "#8430ce", "#007b83
 // Graph is the page's side of the neighborhood graph: it holds the
 // Records and Links, handles the pointer and keyboard, and keeps the view
 // (zoom, pan, selection). Layout and painting run in graph-worker.js, on
-// the canvas handed over to it, so no paint ever blocks this thread.
+// the canvas handed over to it; this thread paints only the first frame
+// once (paintFirst), while the worker starts.
 class Graph {
   constructor(root) {
     this.root = root;

@@ -3,7 +3,8 @@
 // graph, the view (zoom, pan, selection) and drags; the worker runs a
 // force layout in short batches, paints at most once an animation frame
 // and posts node positions (x, y pairs in a Float32Array) back for hit
-// testing. The page's own thread never paints.
+// testing. The page's own thread paints only the first frame, once, while
+// this worker starts.
 "use strict";
 
 importScripts("graph-paint.js");

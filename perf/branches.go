@@ -68,13 +68,17 @@ type Branches struct {
 	// Commits are the commits made on both branches and main before the
 	// paired reads, by name.
 	Commits []Result `json:"commits,omitempty"`
-	// Paired are the reads on the overlay and the copy.
-	Paired []PairedResult `json:"paired,omitempty"`
+	// Paired are the reads on the overlay and on Against (the copy, or
+	// main when the copy was left out).
+	Paired  []PairedResult `json:"paired,omitempty"`
+	Against string         `json:"against,omitempty"`
 	// OverlayEffects are reads of main with 0 and with ManyCount overlays.
 	OverlayEffects []OverlayEffect `json:"overlay_effects,omitempty"`
 	ManyCount      int             `json:"many_count"`
-	// DeleteRequest is the request time of deleting the copy; Delete its
-	// background deletion (the store.branch_delete job's code).
+	// DeleteRequest is the request time of deleting Deleted (the copy, or
+	// the overlay when the copy was left out); Delete its background
+	// deletion (the store.branch_delete job's code).
+	Deleted       string        `json:"deleted,omitempty"`
 	DeleteRequest time.Duration `json:"delete_request_ns,omitempty"`
 	Delete        *JobRun       `json:"delete,omitempty"`
 	Errors        []string      `json:"errors,omitempty"`
@@ -86,6 +90,10 @@ type BranchOptions struct {
 	Runs int
 	// Many is the number of overlays for the main-read comparison (1,000).
 	Many int
+	// SkipCopy leaves the copy branch out (a dataset whose copy would not
+	// fit on the disk): the overlay is then read against main, its base,
+	// and the deletion measured is the overlay's.
+	SkipCopy bool
 	// CommitChanges is the size of the commits before the paired reads (1,000).
 	CommitChanges int
 	// Harness times the paired reads and main's reads (its Warmup and
@@ -122,18 +130,31 @@ func (w *Workload) MeasureBranches(ctx context.Context, opts BranchOptions) (*Br
 	if err != nil {
 		return nil, fmt.Errorf("branches: %w", err)
 	}
-	b := &branchRun{w: w, q: jobs.Queue(client), opts: opts, out: &Branches{ManyCount: opts.Many},
+	b := &branchRun{w: w, q: jobs.Queue(client), opts: opts, out: &Branches{ManyCount: opts.Many, Against: "copy", Deleted: "copy"},
 		prefix: "perf/" + time.Now().UTC().Format("20060102T150405.000") + "/"}
-	steps := []struct {
+	type step struct {
 		name string
 		fn   func(context.Context) error
-	}{
+	}
+	steps := []step{
 		{"overlay creation", b.overlays},
 		{"copy creation and background copy", b.copy},
+		{"the overlay to read", b.readOverlay},
 		{"commits on the overlay, the copy and main", b.commits},
 		{"overlay against copy", b.paired},
-		{"copy deletion", b.deleteCopy},
+		{"copy deletion", b.deleteBranch},
 		{"main with many overlays", b.many},
+	}
+	if opts.SkipCopy {
+		b.out.Against, b.out.Deleted = "main", "overlay"
+		steps = []step{
+			{"overlay creation", b.overlays},
+			{"the overlay to read", b.readOverlay},
+			{"commits on the overlay and main", b.commits},
+			{"overlay against main", b.paired},
+			{"overlay deletion", b.deleteBranch},
+			{"main with many overlays", b.many},
+		}
 	}
 	for _, st := range steps {
 		if err := st.fn(ctx); err != nil {
@@ -150,6 +171,23 @@ func (w *Workload) MeasureBranches(ctx context.Context, opts BranchOptions) (*Br
 func (b *branchRun) overlayBranch() string { return b.prefix + "overlay" }
 
 func (b *branchRun) copyBranch() string { return b.prefix + "copy" }
+
+// againstBranch is the branch the overlay is read against: the copy, or
+// main when the copy is left out.
+func (b *branchRun) againstBranch() string {
+	if b.opts.SkipCopy {
+		return Branch
+	}
+	return b.copyBranch()
+}
+
+// deletedBranch is the branch whose deletion is measured.
+func (b *branchRun) deletedBranch() string {
+	if b.opts.SkipCopy {
+		return b.overlayBranch()
+	}
+	return b.copyBranch()
+}
 
 func (b *branchRun) logf(format string, args ...any) {
 	if b.opts.Log != nil {
@@ -219,7 +257,13 @@ func (b *branchRun) copy(ctx context.Context) error {
 		return err
 	}
 	b.out.CopyIndexes = time.Since(start)
-	_, _, err = b.create(ctx, b.overlayBranch(), store.ModeOverlay)
+	return nil
+}
+
+// readOverlay creates the overlay the paired reads use (after the copy, so
+// both start from the same head of main).
+func (b *branchRun) readOverlay(ctx context.Context) error {
+	_, _, err := b.create(ctx, b.overlayBranch(), store.ModeOverlay)
 	return err
 }
 
@@ -248,7 +292,8 @@ func buildBranchIndexes(ctx context.Context, w *Workload, branchID int32) error 
 }
 
 // commits makes the same commit of CommitChanges Part updates on the overlay
-// and on the copy, and CommitChanges other Part updates on main.
+// and on the copy (unless it is left out), and CommitChanges other Part
+// updates on main.
 func (b *branchRun) commits(ctx context.Context) error {
 	r := b.w.rand(77)
 	same, err := b.w.PartUpdates(r, b.opts.CommitChanges)
@@ -260,10 +305,15 @@ func (b *branchRun) commits(ctx context.Context) error {
 		return err
 	}
 	var errs []error
-	for _, c := range []struct {
+	type target struct {
 		label, branch string
 		changes       []commit.Change
-	}{{"the overlay", b.overlayBranch(), same}, {"the copy", b.copyBranch(), same}, {"main", Branch, other}} {
+	}
+	targets := []target{{"the overlay", b.overlayBranch(), same}, {"the copy", b.copyBranch(), same}, {"main", Branch, other}}
+	if b.opts.SkipCopy {
+		targets = []target{targets[0], targets[2]}
+	}
+	for _, c := range targets {
 		start := time.Now()
 		_, err := b.w.Pipeline.Commit(ctx, b.w.DomainID, c.branch, &commit.Request{
 			Message: fmt.Sprintf("perf: update %d parts", len(c.changes)), Author: "perf:bench", Changes: c.changes,
@@ -284,10 +334,10 @@ func (b *branchRun) commits(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// paired runs each read on the overlay and the copy call by call with the
-// same inputs, alternating which branch reads first.
+// paired runs each read on the overlay and the copy (or main) call by call
+// with the same inputs, alternating which branch reads first.
 func (b *branchRun) paired(ctx context.Context) error {
-	ov, cp := b.w.ReadsOn(b.overlayBranch()), b.w.ReadsOn(b.copyBranch())
+	ov, cp := b.w.ReadsOn(b.overlayBranch()), b.w.ReadsOn(b.againstBranch())
 	h := b.opts.Harness
 	for i := range ov {
 		pr := PairedResult{Name: ov[i].Name, Target: ov[i].Target}
@@ -339,13 +389,13 @@ func timed(ctx context.Context, fn func(context.Context) error) (time.Duration, 
 	return time.Since(start), err
 }
 
-func (b *branchRun) deleteCopy(ctx context.Context) error {
+func (b *branchRun) deleteBranch(ctx context.Context) error {
 	var id int32
-	if err := b.w.Store.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, b.w.DomainID, b.copyBranch()).Scan(&id); err != nil {
-		return fmt.Errorf("find the copy: %w", err)
+	if err := b.w.Store.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, b.w.DomainID, b.deletedBranch()).Scan(&id); err != nil {
+		return fmt.Errorf("find the %s: %w", b.out.Deleted, err)
 	}
 	start := time.Now()
-	if err := b.w.Store.DeleteBranch(ctx, b.w.DomainID, b.copyBranch(), b.q); err != nil {
+	if err := b.w.Store.DeleteBranch(ctx, b.w.DomainID, b.deletedBranch(), b.q); err != nil {
 		return err
 	}
 	b.out.DeleteRequest = time.Since(start)

@@ -115,7 +115,7 @@ func (r *Report) writeBranches(p func(string, ...any)) {
 		p("| copy creation (request) | 1 | %s | — | — | — |", ms(b.CopyRequest))
 	}
 	if b.DeleteRequest > 0 {
-		p("| copy deletion (request) | 1 | %s | — | — | — |", ms(b.DeleteRequest))
+		p("| %s deletion (request) | 1 | %s | — | — | — |", orWord(b.Deleted, "copy"), ms(b.DeleteRequest))
 	}
 	row(fmt.Sprintf("overlay creation with up to %d overlays", b.ManyCount), b.ManyOverlays)
 	row("commit of 1 Part update on each of those overlays", b.ManyOverlayCommits)
@@ -135,7 +135,11 @@ func (r *Report) writeBranches(p func(string, ...any)) {
 	if b.CopyIndexes > 0 {
 		p("- Per-Attribute indexes of the copy (store.index): %s.", b.CopyIndexes.Round(time.Millisecond))
 	}
-	job("Background deletion of the copy (store.branch_delete)", b.Delete)
+	job(fmt.Sprintf("Background deletion of the %s (store.branch_delete)", orWord(b.Deleted, "copy")), b.Delete)
+	against := orWord(b.Against, "copy")
+	if against != "copy" {
+		p("- The copy branch was left out (--skip-copy); the overlay is read against %s, its base.", against)
+	}
 	if len(b.Paired) > 0 {
 		p("")
 		failed := 0
@@ -145,12 +149,16 @@ func (r *Report) writeBranches(p func(string, ...any)) {
 			}
 		}
 		if failed == 0 && len(b.Commits) > 0 {
-			p("Overlay against copy, call by call on the same keys and queries, alternating which branch reads first, after the same commit on both and another on main (rls):")
+			if against == "copy" {
+				p("Overlay against copy, call by call on the same keys and queries, alternating which branch reads first, after the same commit on both and another on main (rls):")
+			} else {
+				p("Overlay against %s, call by call on the same keys and queries, alternating which branch reads first, after a commit on each (rls):", against)
+			}
 		} else {
-			p("Overlay against copy, call by call on the same keys and queries, alternating which branch reads first (rls). %d of the %d commits meant to precede them failed (see Not measured), so the branches do not hold the same changes: the overlay reads its base with no rows of its own.", failed, max(len(b.Commits), 3))
+			p("Overlay against %s, call by call on the same keys and queries, alternating which branch reads first (rls). %d of the %d commits meant to precede them failed (see Not measured), so the branches do not hold the same changes: the overlay reads its base with no rows of its own.", against, failed, max(len(b.Commits), 3))
 		}
 		p("")
-		p("| Read | Target p95 | overlay p50 | overlay p95 | overlay p99 | copy p50 | copy p95 | copy p99 | overlay/copy p50 | n |")
+		p("| Read | Target p95 | overlay p50 | overlay p95 | overlay p99 | %[1]s p50 | %[1]s p95 | %[1]s p99 | overlay/%[1]s p50 | n |", against)
 		p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, x := range b.Paired {
 			if x.Error != "" {
@@ -183,4 +191,12 @@ func (r *Report) writeBranches(p func(string, ...any)) {
 			p("- %s", e)
 		}
 	}
+}
+
+// orWord is w, or def when w is empty (reports written before the field).
+func orWord(w, def string) string {
+	if w == "" {
+		return def
+	}
+	return w
 }

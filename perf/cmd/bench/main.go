@@ -54,6 +54,7 @@ func run() error {
 	branchRuns := fs.Int("branch-runs", 20, "overlays whose creation is timed")
 	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
+	skipCopy := fs.Bool("skip-copy", false, "branches: leave out the copy branch (a dataset whose copy would not fit on the disk); the overlay is read against main and the overlay's deletion is measured")
 	skipMerges := fs.Bool("skip-merges", false, "leave out the Proposal and merge measurement")
 	rankingQueries := fs.Int("ranking-queries", 10, "queries per class of the ranking measurement (0: leave it out)")
 	rankingRepeats := fs.Int("ranking-repeats", 3, "timed calls per query and search path of the ranking measurement")
@@ -280,7 +281,7 @@ func run() error {
 		rep.BranchesSkipped = "--skip-branches"
 	default:
 		fmt.Fprintln(os.Stderr, "bench: branches")
-		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000,
+		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000, SkipCopy: *skipCopy,
 			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations, TimeLimit: *readTimeLimit}, Log: os.Stderr})
 		if err != nil {
 			if ctx.Err() != nil {

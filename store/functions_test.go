@@ -93,10 +93,10 @@ func TestFunctionFilesMatchDatabase(t *testing.T) {
 	}
 }
 
-var createFunction = regexp.MustCompile(`(?i)CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+(?:public\.)?(\w+)`)
+var createOrDropFunction = regexp.MustCompile(`(?i)(CREATE\s+(?:OR\s+REPLACE\s+)?|DROP\s+)FUNCTION\s+(?:IF\s+EXISTS\s+)?(?:public\.)?(\w+)`)
 
 // TestNoFunctionOnlyInNumberedMigrations: a function a numbered migration
-// declares has its file, which holds its body.
+// declares, and no later one drops, has its file, which holds its body.
 func TestNoFunctionOnlyInNumberedMigrations(t *testing.T) {
 	t.Parallel()
 	files, err := store.FunctionFiles()
@@ -108,12 +108,22 @@ func TestNoFunctionOnlyInNumberedMigrations(t *testing.T) {
 	ups, err := fs.Glob(migrations.FS, "*.up.sql")
 	require.NoError(t, err)
 	require.NotEmpty(t, ups)
+	sort.Strings(ups)
+	declared := map[string]string{} // function: the migration that declares it
 	for _, up := range ups {
 		text, err := fs.ReadFile(migrations.FS, up)
 		require.NoError(t, err)
-		for _, m := range createFunction.FindAllStringSubmatch(string(text), -1) {
-			require.True(t, have[m[1]], "%s creates function %s, which has no file migrations/functions/%s.sql", up, m[1], m[1])
+		for _, m := range createOrDropFunction.FindAllStringSubmatch(string(text), -1) {
+			if strings.HasPrefix(strings.ToUpper(m[1]), "DROP") {
+				delete(declared, m[2])
+				continue
+			}
+			declared[m[2]] = up
 		}
+	}
+	require.NotEmpty(t, declared)
+	for name, up := range declared {
+		require.True(t, have[name], "%s creates function %s, which has no file migrations/functions/%s.sql", up, name, name)
 	}
 }
 

@@ -1,5 +1,6 @@
--- lb_lexicon_apply adds the word counts of the rows in new_rows and
--- subtracts those of old_rows (either may be absent: TG_OP says which).
+-- The lexicon's own triggers again. lb_search_words_apply must then be the
+-- version before 0017 (it also counts words): restore its file from that
+-- version before migrating down, or the lexicon counts every change twice.
 CREATE OR REPLACE FUNCTION lb_lexicon_apply()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -50,3 +51,10 @@ BEGIN
     RETURN NULL;
 END
 $function$;
+
+CREATE TRIGGER mat_records_lexicon_ins AFTER INSERT ON mat_records
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION lb_lexicon_apply();
+CREATE TRIGGER mat_records_lexicon_upd AFTER UPDATE ON mat_records
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION lb_lexicon_apply();
+CREATE TRIGGER mat_records_lexicon_del AFTER DELETE ON mat_records
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION lb_lexicon_apply();

@@ -100,6 +100,26 @@ func TestReplicate(t *testing.T) {
 		res.DomainID).Scan(&lexicon))
 	require.Positive(t, lexicon)
 
+	// The word postings and the lexicon are what the mat_records triggers
+	// derive from the replicated rows, whichever way they were written.
+	var postings, postingsOff, lexiconOff int
+	require.NoError(t, s.Pool.QueryRow(ctx, `WITH want AS (
+		SELECT m.key, w AS word, ts_rank(m.search, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery) AS score
+		  FROM mat_records m, unnest(tsvector_to_array(m.search)) w WHERE m.domain_id = $1 AND NOT m.deleted),
+		got AS (SELECT key, word, score FROM mat_search_words WHERE domain_id = $1)
+		SELECT (SELECT count(*) FROM got),
+		       (SELECT count(*) FROM ((SELECT * FROM want EXCEPT SELECT * FROM got) UNION ALL (SELECT * FROM got EXCEPT SELECT * FROM want)) d)`,
+		res.DomainID).Scan(&postings, &postingsOff))
+	require.Positive(t, postings)
+	require.Zero(t, postingsOff, "postings differing from the Records' search vectors")
+	require.NoError(t, s.Pool.QueryRow(ctx, `WITH want AS (
+		SELECT w AS word, count(*)::int AS records FROM mat_records m, unnest(tsvector_to_array(m.search)) w
+		 WHERE m.domain_id = $1 AND NOT m.deleted GROUP BY w),
+		got AS (SELECT word, records FROM mat_lexicon WHERE domain_id = $1)
+		SELECT count(*) FROM ((SELECT * FROM want EXCEPT SELECT * FROM got) UNION ALL (SELECT * FROM got EXCEPT SELECT * FROM want)) d`,
+		res.DomainID).Scan(&lexiconOff))
+	require.Zero(t, lexiconOff, "lexicon words whose count differs from the Records holding them")
+
 	again, err := perf.Replicate(ctx, s, cfg, nil)
 	require.NoError(t, err)
 	require.Equal(t, 0, again.Copied)

@@ -39,7 +39,8 @@ type SemanticQuery struct {
 	Limit     int
 	At        string
 	// TextWeight and SemanticWeight weigh the two rankings of a hybrid
-	// search (negative: the configured weight).
+	// search, 0 to 100 (negative: the configured weight); with both
+	// resolved to 0 the search is Invalid, naming both.
 	TextWeight, SemanticWeight int
 }
 
@@ -271,6 +272,12 @@ func (r *Reader) Hybrid(ctx context.Context, domainID int32, branch string, q Se
 	}
 	if q.SemanticWeight >= 0 {
 		ws = q.SemanticWeight
+	}
+	if wt == 0 && ws == 0 {
+		msg := "text_weight and semantic_weight are both 0 (counting the configured search.hybrid weights): at least one ranking must count"
+		return nil, lberr.Fields(lberr.Invalid, "invalid request",
+			lberr.Problem{Field: "text_weight", Code: "invalid_value", Message: msg},
+			lberr.Problem{Field: "semantic_weight", Code: "invalid_value", Message: msg})
 	}
 	cands := min(n*3, r.cfg.SearchMaxLimit)
 	text, err := r.Search(ctx, domainID, branch, SearchQuery{Q: q.Q, Kind: q.Kind, Limit: cands, At: q.At})

@@ -217,7 +217,8 @@ func TestCommitAndRead(t *testing.T) {
 			{"op": "link", "relation": "supplied_by", "from": "P-1", "to": "S-1"},
 		},
 	}
-	r := e.must(http.StatusCreated, "POST", bp+"/commits", writer, body, "Idempotency-Key", "commit-1").JSON(t)
+	firstAnswer := e.must(http.StatusCreated, "POST", bp+"/commits", writer, body, "Idempotency-Key", "commit-1")
+	r := firstAnswer.JSON(t)
 	rev1 := r["revision"].(string)
 	require.Equal(t, []any{schemaHead}, r["parents"])
 	require.EqualValues(t, 4, r["changes"])
@@ -226,6 +227,9 @@ func TestCommitAndRead(t *testing.T) {
 	// Replay: same answer, marked; a different body under the key: 422.
 	replay := e.must(http.StatusCreated, "POST", bp+"/commits", writer, body, "Idempotency-Key", "commit-1")
 	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.Empty(t, firstAnswer.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, string(firstAnswer.Body), string(replay.Body), "the replay's body is the first answer's, byte for byte")
+	require.Equal(t, firstAnswer.Header.Get("Content-Type"), replay.Header.Get("Content-Type"))
 	require.Equal(t, rev1, replay.JSON(t)["revision"])
 	other := commitBody("other", put("Supplier", "S-9", map[string]any{"name": "Nine"}))
 	e.must(http.StatusUnprocessableEntity, "POST", bp+"/commits", writer, other, "Idempotency-Key", "commit-1")

@@ -471,11 +471,11 @@ func BuildVectorIndex(ctx context.Context, s *store.Store, a VectorIndexArgs) er
 		return fmt.Errorf("build vector index: %w", err)
 	}
 	defer conn.Release()
-	var has bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')`).Scan(&has); err != nil {
+	path, err := store.VectorSearch(ctx, conn)
+	if err != nil {
 		return fmt.Errorf("build vector index: %w", err)
 	}
-	if !has {
+	if path != store.VectorSearchHNSW {
 		return nil
 	}
 	if a.Dims < 1 || a.Dims > schema.MaxDims {

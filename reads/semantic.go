@@ -64,7 +64,11 @@ func (r *Reader) Semantic(ctx context.Context, domainID int32, branch string, q 
 	if err := r.checkSemantic(branch, q, q.Vector == nil); err != nil {
 		return nil, err
 	}
-	res, err := r.semantic(ctx, domainID, branch, q, n)
+	sch, err := r.branchSchema(ctx, domainID, branch)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.semantic(ctx, domainID, branch, sch, q, n)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +96,9 @@ func (r *Reader) checkSemantic(branch string, q SemanticQuery, needQ bool) error
 	return checkChars("value", q.Value)
 }
 
-// semantic runs the semantic ranking of n Records.
-func (r *Reader) semantic(ctx context.Context, domainID int32, branch string, q SemanticQuery, n int) (*SearchResults, error) {
-	sch, err := r.branchSchema(ctx, domainID, branch)
-	if err != nil {
-		return nil, err
-	}
+// semantic runs the semantic ranking of n Records under sch, the
+// branch's schema the caller read.
+func (r *Reader) semantic(ctx context.Context, domainID int32, branch string, sch *schema.Schema, q SemanticQuery, n int) (*SearchResults, error) {
 	targets, err := semanticTargets(sch, q)
 	if err != nil {
 		return nil, err
@@ -284,7 +285,11 @@ func (r *Reader) Hybrid(ctx context.Context, domainID int32, branch string, q Se
 	if err != nil {
 		return nil, err
 	}
-	sem, err := r.semantic(ctx, domainID, branch, q, cands)
+	sch, err := r.branchSchema(ctx, domainID, branch)
+	if err != nil {
+		return nil, err
+	}
+	sem, err := r.semantic(ctx, domainID, branch, sch, q, cands)
 	if err != nil {
 		return nil, err
 	}

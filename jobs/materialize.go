@@ -223,7 +223,10 @@ func (c *Copier) batch(ctx context.Context, a MaterializeArgs, cfg Config, szp *
 	if p.Phase == PhaseDone {
 		newState = store.StateReady
 	}
-	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3, state = $4 WHERE domain_id = $1 AND id = $2`,
+	// The re-embeddings' entries (progress.embedding) stay.
+	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3::jsonb || CASE WHEN progress ? 'embedding'
+		       THEN jsonb_build_object('embedding', progress -> 'embedding') ELSE '{}' END, state = $4
+		WHERE domain_id = $1 AND id = $2`,
 		a.DomainID, a.BranchID, pj, newState); err != nil {
 		return false, fmt.Errorf("store progress: %w", err)
 	}

@@ -415,10 +415,11 @@ func TestReembedOnSchemaChangeAndOverlays(t *testing.T) {
 	}
 	e.waitFor("re-embedding", func() bool {
 		e.must(http.StatusOK, "GET", branchPath("acme", "main"), admin, nil).Decode(t, &b)
-		p, _ := b.Progress["embedding"].(map[string]any)
+		kinds, _ := b.Progress["embedding"].(map[string]any)
+		p, _ := kinds["Part"].(map[string]any)
 		return p != nil && p["state"] == "done"
 	})
-	p := b.Progress["embedding"].(map[string]any)
+	p := b.Progress["embedding"].(map[string]any)["Part"].(map[string]any)
 	require.Equal(t, "Part", p["kind"])
 	require.EqualValues(t, len(parts), p["embedded"])
 	// "M8" is in names only: the new vectors no longer see it.

@@ -11,7 +11,7 @@ import (
 	"github.com/lorebase/lorebase/store"
 )
 
-// TestKindProgressMigration: migration 0015 moves a branch's single
+// TestKindProgressMigration: migration 0015 (its progress part) moves a branch's single
 // re-embedding entry under its Kind and leaves keyed entries alone; its
 // down migration keeps one entry again.
 func TestKindProgressMigration(t *testing.T) {
@@ -22,9 +22,9 @@ func TestKindProgressMigration(t *testing.T) {
 	defer s.Close()
 	d, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
-	up, err := migrations.FS.ReadFile("0015_kind_progress.up.sql")
+	up, err := migrations.FS.ReadFile("0015_progress_domain_delete.up.sql")
 	require.NoError(t, err)
-	down, err := migrations.FS.ReadFile("0015_kind_progress.down.sql")
+	down, err := migrations.FS.ReadFile("0015_progress_domain_delete.down.sql")
 	require.NoError(t, err)
 	set := func(p string) {
 		_, err := s.Pool.Exec(ctx, `UPDATE refs SET progress = $2::jsonb WHERE domain_id = $1 AND name = 'main'`, d.ID, p)

@@ -1,3 +1,5 @@
+ALTER TABLE domains DROP COLUMN IF EXISTS state;
+
 -- Earlier versions keep one re-embedding entry per branch: the most
 -- recently started Kind's (by its Kind name when none says).
 UPDATE refs r

@@ -381,4 +381,26 @@ func TestReembedKindsSideBySide(t *testing.T) {
 	require.Equal(t, 16, dims)
 	require.Empty(t, seen["Doc"])
 	require.Equal(t, p, progress())
+
+	// A schema change of Note while its job runs replaces Note's entry (a
+	// job of the new embedding is queued with it): the running job of the
+	// old one stops at its next batch and leaves the new entry alone.
+	_, err = s.Pool.Exec(ctx, `UPDATE refs SET progress = progress #- '{embedding,Note}' WHERE domain_id = $1 AND id = $2`, dom.ID, branch)
+	require.NoError(t, err)
+	replaced := map[string]any{"kind": "Note", "spec": "0123456789abcdef", "model": "hash", "state": "queued", "embedded": float64(0), "total_estimate": float64(0), "batches": float64(0)}
+	seen = map[string][]step{}
+	e.AfterBatch = func(ctx context.Context, st jobs.BatchStats) error {
+		seen[st.Phase] = append(seen[st.Phase], step{st.Batch, st.Rows})
+		raw, err := json.Marshal(replaced)
+		if err != nil {
+			return err
+		}
+		_, err = s.Pool.Exec(ctx, `UPDATE refs SET progress = jsonb_set(progress, '{embedding,Note}', $3::jsonb) WHERE domain_id = $1 AND id = $2`, dom.ID, branch, string(raw))
+		return err
+	}
+	dims, err = reembed("Note")
+	require.NoError(t, err)
+	require.Zero(t, dims, "the replaced embedding's job stops")
+	require.Len(t, seen["Note"], 1, "it stops at the batch after the change")
+	require.Equal(t, replaced, progress()["Note"])
 }

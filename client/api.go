@@ -511,8 +511,9 @@ type SearchQuery struct {
 	Vector []float32
 	// Attribute and Value filter a semantic search (with Kind).
 	Attribute, Value string
-	// TextWeight and SemanticWeight (0 to 100) override the Keeper's
-	// search.hybrid weights for Mode "hybrid" (nil: the configured ones).
+	// TextWeight and SemanticWeight (0 to 100; 0 leaves that ranking out)
+	// override the Keeper's search.hybrid weights for Mode "hybrid" (nil:
+	// the configured ones). The weights in force may not both be 0 (400).
 	TextWeight, SemanticWeight *int
 }
 

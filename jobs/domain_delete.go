@@ -132,7 +132,8 @@ func (dd *DomainDeleter) run(ctx context.Context, a DomainDeleteArgs) error {
 
 // DomainTables lists the tables that hold rows of a Domain: every table
 // of the current schema with a domain_id column, partitions rather than
-// their partitioned parents, those referencing others first.
+// their partitioned parents, tables that foreign keys reference last (their
+// rows' cascades then find little left).
 func DomainTables(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }) ([]pgx.Identifier, error) {

@@ -1,12 +1,14 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,4 +63,30 @@ func TestReembedProgressPerKind(t *testing.T) {
 	require.Contains(t, page, `<span class="reembed" data-state="done">re-embedding Part (hash): done, 1 of about 1</span>`)
 	require.Contains(t, page, `<span class="reembed" data-state="done">re-embedding Supplier (hash): done, 2 of about 2</span>`)
 	require.NotContains(t, page, `&#34;embedding&#34;`, "the re-embeddings are lines, not JSON")
+}
+
+// TestBrowserReembedProgress: while a Kind re-embeds, the Domain page
+// refreshes its line, and a Kind that starts meanwhile gets its own line.
+func TestBrowserReembedProgress(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.supply()
+	setProgress := func(p string) {
+		_, err := e.Store.Pool.Exec(context.Background(), `UPDATE refs SET progress = $1::jsonb
+			WHERE name = 'main' AND domain_id = (SELECT id FROM domains WHERE name = 'supply')`, p)
+		require.NoError(t, err)
+	}
+	setProgress(`{"embedding": {"Part": {"kind": "Part", "spec": "a1", "model": "hash", "state": "running", "embedded": 3, "total_estimate": 10, "batches": 1}}}`)
+	ctx := newChrome(t, 1280, 800)
+	signInBrowser(t, ctx, e.URL, f.Reader, "/d/supply/")
+	require.Equal(t, "re-embedding Part (hash): running, 3 of about 10", text(t, ctx, `tr[data-branch="main"] .reembed`))
+
+	setProgress(`{"embedding": {
+		"Part": {"kind": "Part", "spec": "a1", "model": "hash", "state": "done", "embedded": 10, "total_estimate": 10, "batches": 2},
+		"Supplier": {"kind": "Supplier", "spec": "b2", "model": "hash", "state": "running", "embedded": 1, "total_estimate": 2, "batches": 1}}}`)
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelectorAll('tr[data-branch="main"] .reembed').length === 2`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err)
+	lines := eval[[]string](t, ctx, `Array.from(document.querySelectorAll('tr[data-branch="main"] .reembed')).map((s) => s.textContent)`)
+	require.Equal(t, []string{"re-embedding Part (hash): done, 10 of about 10", "re-embedding Supplier (hash): running, 1 of about 2"}, lines)
 }

@@ -477,6 +477,22 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
+// waitReembedded waits until the branch shows the re-embedding of kind done.
+func (e *env) waitReembedded(domain, branch, token, kind string) {
+	e.t.Helper()
+	e.waitFor("the re-embedding of "+kind, func() bool {
+		var b struct {
+			Progress struct {
+				Embedding map[string]struct {
+					State string `json:"state"`
+				} `json:"embedding"`
+			} `json:"progress"`
+		}
+		e.must(http.StatusOK, "GET", branchPath(domain, branch), token, nil).Decode(e.t, &b)
+		return b.Progress.Embedding[kind].State == "done"
+	})
+}
+
 func TestHTTPEmbedder(t *testing.T) {
 	t.Parallel()
 	fake := &fakeEmbeddings{}
@@ -493,6 +509,9 @@ func TestHTTPEmbedder(t *testing.T) {
 	e.createDomain("acme")
 	admin := e.token("acme", "admin", "admin")
 	e.putSchema("acme", "main", admin, strings.Replace(semanticSchema, `"model": "hash"`, `"model": "fake-embed-1"`, 1))
+	// The schema's re-embedding (of no Records yet) ends before the Parts
+	// land, so only their commit's job embeds them.
+	e.waitReembedded("acme", "main", admin, "Part")
 	rev := seedParts(e, "acme", admin)
 	require.NotEmpty(t, rev)
 	fake.mu.Lock()

@@ -135,6 +135,13 @@ func (d *Domain) Get(ctx context.Context) (*DomainInfo, error) {
 	return &out, err
 }
 
+// Delete deletes the Domain (bootstrap admin): it is gone at once and its
+// tokens are revoked; a job removes its data, after which its name is free.
+func (d *Domain) Delete(ctx context.Context) error {
+	_, err := d.c.do(ctx, request{method: http.MethodDelete, path: d.path, retry: true}, nil)
+	return err
+}
+
 // TokensPage lists one page of the Domain's tokens (admin).
 func (d *Domain) TokensPage(ctx context.Context, p Page) ([]Token, string, error) {
 	var out struct {
@@ -504,8 +511,9 @@ type SearchQuery struct {
 	Vector []float32
 	// Attribute and Value filter a semantic search (with Kind).
 	Attribute, Value string
-	// TextWeight and SemanticWeight (0 to 100) override the Keeper's
-	// search.hybrid weights for Mode "hybrid" (nil: the configured ones).
+	// TextWeight and SemanticWeight (0 to 100; 0 leaves that ranking out)
+	// override the Keeper's search.hybrid weights for Mode "hybrid" (nil:
+	// the configured ones). The weights in force may not both be 0 (400).
 	TextWeight, SemanticWeight *int
 }
 

@@ -419,3 +419,19 @@ func TestProposals(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "closed", closed.State)
 }
+
+// TestDeleteDomain: the bootstrap admin deletes a Domain; it is gone at
+// once, and a Domain admin may not delete it.
+func TestDeleteDomain(t *testing.T) {
+	t.Parallel()
+	fx := mustDomain(t, "doomed")
+	ctx := t.Context()
+	var p *client.Problem
+	err := client.New(fx.url, fx.admin).Domain(fx.domain).Delete(ctx)
+	require.ErrorAs(t, err, &p)
+	require.Equal(t, http.StatusForbidden, p.Status)
+	require.NoError(t, fx.boot.Domain(fx.domain).Delete(ctx))
+	_, err = fx.boot.Domain(fx.domain).Get(ctx)
+	require.ErrorAs(t, err, &p)
+	require.Equal(t, http.StatusNotFound, p.Status)
+}

@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -77,6 +78,52 @@ type BranchInfo struct {
 		LastError *string `json:"last_error,omitempty"`
 	} `json:"job,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+}
+
+// Reembed is the progress of the re-embedding of one Kind of a branch
+// (progress.embedding.<Kind>), queued by a schema change of its embedding.
+type Reembed struct {
+	Kind     string `json:"kind"`
+	Model    string `json:"model"`
+	State    string `json:"state"` // queued, running, done
+	Embedded int64  `json:"embedded"`
+	// Total is the Kind's Records when the run started.
+	Total      int64      `json:"total_estimate"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// Reembeds returns the branch's re-embeddings, one per Kind, by Kind name.
+func (b BranchInfo) Reembeds() []Reembed {
+	var p struct {
+		Embedding map[string]Reembed `json:"embedding"`
+	}
+	if json.Unmarshal(b.Progress, &p) != nil || len(p.Embedding) == 0 {
+		return nil
+	}
+	out := make([]Reembed, 0, len(p.Embedding))
+	for _, r := range p.Embedding {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
+}
+
+// JobProgress is the progress of the branch's copy or delete job: Progress
+// without the re-embeddings (nil when nothing else is left).
+func (b BranchInfo) JobProgress() json.RawMessage {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(b.Progress, &p) != nil {
+		return b.Progress
+	}
+	delete(p, "embedding")
+	if len(p) == 0 {
+		return nil
+	}
+	out, err := json.Marshal(p)
+	if err != nil {
+		return b.Progress
+	}
+	return out
 }
 
 // CreateBranch forks a branch.

@@ -252,6 +252,14 @@ func loadSchema(ctx context.Context, tx pgx.Tx, branchID int32) (*schema.Schema,
 	return sch, nil
 }
 
+// storedAnswer is the answer an Idempotency-Key keeps: the Result as
+// clients see it and its internal order, so a replay answers from the key's
+// row alone.
+type storedAnswer struct {
+	*Result
+	Seq int64 `json:"internal_seq"`
+}
+
 // claimIdempotencyKey looks the key up: an earlier commit with the same
 // request answers again; another request under the key is
 // ErrIdempotencyReused. A new key is inserted now (its answer is filled in
@@ -276,13 +284,17 @@ func claimIdempotencyKey(ctx context.Context, tx pgx.Tx, scope, key string, bran
 			return nil, true, ErrIdempotencyReused
 		}
 		var r Result
-		if err := json.Unmarshal(resp, &r); err != nil {
+		stored := storedAnswer{Result: &r}
+		if err := json.Unmarshal(resp, &stored); err != nil {
 			return nil, true, fmt.Errorf("decode stored answer of idempotency key: %w", err)
 		}
-		// The stored answer holds the number clients see; the internal
-		// order is the Revision's.
-		if err := tx.QueryRow(ctx, `SELECT seq FROM revisions WHERE domain_id = lb_domain() AND id = $1`, r.Revision).Scan(&r.Seq); err != nil {
-			return nil, true, fmt.Errorf("read the replayed revision %s: %w", r.Revision, err)
+		r.Seq = stored.Seq
+		if r.Seq == 0 {
+			// An answer stored without its internal order (by an earlier
+			// version): the Revision has it.
+			if err := tx.QueryRow(ctx, `SELECT seq FROM revisions WHERE domain_id = lb_domain() AND id = $1`, r.Revision).Scan(&r.Seq); err != nil {
+				return nil, true, fmt.Errorf("read the replayed revision %s: %w", r.Revision, err)
+			}
 		}
 		r.Replayed = true
 		return &r, true, nil

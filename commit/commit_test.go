@@ -1,6 +1,7 @@
 package commit_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/lberr"
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -477,4 +479,66 @@ func TestTombstones(t *testing.T) {
 	require.Equal(t, []string{"P-1 maker S-1 r", "P-1 supplied_by S-1 l"}, b.links(t))
 	ie = b.invalid(t, req(del("S-1")))
 	require.Equal(t, "still_linked", ie.Problems[0].Code)
+}
+
+// statements records the SQL of every statement sent while on.
+type statements struct {
+	mu  sync.Mutex
+	on  bool
+	sql []string
+}
+
+func (s *statements) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.on {
+		s.sql = append(s.sql, d.SQL)
+	}
+	return ctx
+}
+
+func (s *statements) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// record turns recording on (clearing what was recorded) or off and
+// returns what was recorded.
+func (s *statements) record(on bool) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.sql
+	s.on = on
+	if on {
+		s.sql = nil
+	}
+	return out
+}
+
+// TestIdempotentReplayAnswersFromItsKey: a replay answers from the
+// key's stored answer alone (it reads no Revision) and gives the first
+// answer, internal order included.
+func TestIdempotentReplayAnswersFromItsKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	trace := &statements{}
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{Tracer: trace})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	d, err := s.CreateDomain(ctx, "supply")
+	require.NoError(t, err)
+	p := commit.New(s, commit.Config{})
+	_, err = p.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Document: json.RawMessage(supplySchema), Author: "test", Message: "schema"})
+	require.NoError(t, err)
+	first, err := p.Commit(ctx, d.ID, "main", req(put("Supplier", "S-1", `{"name": "Acme"}`)), "key-1")
+	require.NoError(t, err)
+
+	trace.record(true)
+	again, err := p.Commit(ctx, d.ID, "main", req(put("Supplier", "S-1", `{"name": "Acme"}`)), "key-1")
+	sent := trace.record(false)
+	require.NoError(t, err)
+	require.True(t, again.Replayed)
+	again.Replayed = false
+	require.Equal(t, first, again)
+	require.NotEmpty(t, sent)
+	for _, sql := range sent {
+		require.NotContains(t, sql, "revisions", "a replay reads only its key: %q", sql)
+	}
 }

@@ -401,7 +401,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	}
 	res := &Result{Revision: h.id, Seq: h.seq, Number: h.number, Parents: h.parents, Changes: len(changes)}
 	if idemKey != "" {
-		resp, err := json.Marshal(res)
+		resp, err := json.Marshal(storedAnswer{Result: res, Seq: res.Seq})
 		if err != nil {
 			return nil, fmt.Errorf("encode answer: %w", err)
 		}

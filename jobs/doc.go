@@ -31,4 +31,18 @@
 // and jobs.batch_contended (50ms) once a commit waited for a batch
 // (pg_blocking_pids). Jobs are queued by Queue in the transaction of the
 // branch change that needs them.
+//
+// store.domain_delete (DomainDeleter) removes a Domain marked deleting
+// (store.DeleteDomain): its per-Attribute and HNSW indexes, then its rows
+// in every table that has a domain_id column (DomainTables reads them from
+// the catalog) in batches of their own transactions, and last, in one
+// transaction holding the Domain's row, what writes in flight left, its
+// Revision-number sequence and the Domain. A stopped run resumes with what
+// is left.
+//
+// semantic.embed and semantic.reembed (Embedder) write the vectors of a
+// commit's Records and of a Kind whose embedding changed; a re-embedding
+// keeps its progress, cursor included, per Kind in
+// refs.progress.embedding.<Kind>. semantic.index builds a spec's HNSW
+// index where pgvector is installed.
 package jobs

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 
 	"github.com/lorebase/lorebase/internal/embed"
@@ -71,6 +72,14 @@ const embedTimeout = time.Hour
 type Embedder struct {
 	Store     *store.Store
 	Embedders *embed.Set
+	// BatchRows is the Records a re-embedding reads per step (0:
+	// reembedBatch).
+	BatchRows int
+	// AfterBatch, when set, runs after each step of a re-embedding whose
+	// progress is stored (Phase is the Kind; Rows the Records read,
+	// Written the vectors written); its error stops the run as a crash
+	// would, and the next run resumes from the stored progress.
+	AfterBatch func(ctx context.Context, st BatchStats) error
 }
 
 // EmbedWorker runs semantic.embed.
@@ -162,16 +171,18 @@ func EnqueueReembeds(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.T
 			Spec: k.Embedding.Spec(name)}, nil); err != nil {
 			return fmt.Errorf("queue re-embedding of kind %s: %w", name, err)
 		}
-		if err := setEmbedProgress(ctx, tx, domainID, branchID, embedProgress{Kind: name, Spec: k.Embedding.Spec(name),
-			Model: k.Embedding.Model, State: "queued"}); err != nil {
+		if _, err := setEmbedProgress(ctx, tx, domainID, branchID, embedProgress{Kind: name, Spec: k.Embedding.Spec(name),
+			Model: k.Embedding.Model, State: "queued"}, false); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// embedProgress is refs.progress.embedding of a branch whose Kind is
-// being re-embedded.
+// embedProgress is the progress of the re-embedding of one Kind of a
+// branch: refs.progress.embedding.<Kind>. Each Kind has its own entry,
+// cursor included, so re-embeddings of several Kinds run side by side and
+// each resumes from its own place.
 type embedProgress struct {
 	Kind     string     `json:"kind"`
 	Spec     string     `json:"spec"`
@@ -180,19 +191,30 @@ type embedProgress struct {
 	After    string     `json:"after,omitempty"`
 	Embedded int64      `json:"embedded"`
 	Total    int64      `json:"total_estimate"`
+	Batches  int        `json:"batches"`
 	Finished *time.Time `json:"finished_at,omitempty"`
 }
 
-func setEmbedProgress(ctx context.Context, tx pgx.Tx, domainID, branchID int32, p embedProgress) error {
+// setEmbedProgress stores the progress of p.Kind. With own, it stores it
+// only while the Kind's entry is of p.Spec (a later schema change queued
+// another spec, whose entry a job of this one must not overwrite) and
+// reports whether it did.
+func setEmbedProgress(ctx context.Context, q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, domainID, branchID int32, p embedProgress, own bool) (bool, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
-		return fmt.Errorf("encode embedding progress: %w", err)
+		return false, fmt.Errorf("encode embedding progress: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = progress || jsonb_build_object('embedding', $3::jsonb)
-		WHERE domain_id = $1 AND id = $2`, domainID, branchID, string(b)); err != nil {
-		return fmt.Errorf("record embedding progress: %w", err)
+	tag, err := q.Exec(ctx, `UPDATE refs SET progress = jsonb_set(progress, '{embedding}',
+		       coalesce(progress -> 'embedding', '{}') || jsonb_build_object($3::text, $4::jsonb))
+		WHERE domain_id = $1 AND id = $2
+		  AND (NOT $5 OR coalesce(progress -> 'embedding' -> $3 ->> 'spec', $6) = $6)`,
+		domainID, branchID, p.Kind, string(b), own, p.Spec)
+	if err != nil {
+		return false, fmt.Errorf("record embedding progress of kind %s: %w", p.Kind, err)
 	}
-	return nil
+	return tag.RowsAffected() == 1, nil
 }
 
 // loadBranchSchema reads the compiled schema of a branch as the owner.
@@ -392,8 +414,8 @@ func (e *Embedder) Reembed(ctx context.Context, a ReembedArgs) (int, error) {
 			return err
 		}
 		var raw []byte
-		if err := tx.QueryRow(ctx, `SELECT progress -> 'embedding' FROM refs WHERE domain_id = $1 AND id = $2`,
-			a.DomainID, a.BranchID).Scan(&raw); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT progress -> 'embedding' -> $3 FROM refs WHERE domain_id = $1 AND id = $2`,
+			a.DomainID, a.BranchID, a.KindName).Scan(&raw); err != nil {
 			return fmt.Errorf("read embedding progress: %w", err)
 		}
 		if len(raw) > 0 {
@@ -411,17 +433,24 @@ func (e *Embedder) Reembed(ctx context.Context, a ReembedArgs) (int, error) {
 	if p.Kind != a.KindName || p.Spec != a.Spec {
 		p = embedProgress{Kind: a.KindName, Spec: a.Spec, Model: k.Embedding.Model}
 	}
+	if p.State == "done" {
+		return k.Embedding.Dims, nil // a retry after the scan finished
+	}
 	p.State = "running"
 	if err := e.Store.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND NOT deleted`,
 		a.DomainID, a.BranchID, a.KindName).Scan(&p.Total); err != nil {
 		return 0, wrapEmbed(a.DomainID, a.BranchID, err)
+	}
+	batchRows := e.BatchRows
+	if batchRows <= 0 {
+		batchRows = reembedBatch
 	}
 	for k.Embedding.Model != schema.ModelClient {
 		var vs []version
 		err := pgx.BeginFunc(ctx, e.Store.Pool, func(tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, `SELECT r.key, r.seq, r.kind, r."values" FROM mat_records r
 				 WHERE r.domain_id = $1 AND r.branch_id = $2 AND r.kind = $3 AND NOT r.deleted AND r.key > $4
-				 ORDER BY r.key LIMIT $5`, a.DomainID, a.BranchID, a.KindName, p.After, reembedBatch)
+				 ORDER BY r.key LIMIT $5`, a.DomainID, a.BranchID, a.KindName, p.After, batchRows)
 			if err != nil {
 				return fmt.Errorf("read records: %w", err)
 			}
@@ -440,17 +469,24 @@ func (e *Embedder) Reembed(ctx context.Context, a ReembedArgs) (int, error) {
 		}
 		p.Embedded += int64(n)
 		p.After = vs[len(vs)-1].key
-		if err := pgx.BeginFunc(ctx, e.Store.Pool, func(tx pgx.Tx) error {
-			return setEmbedProgress(ctx, tx, a.DomainID, a.BranchID, p)
-		}); err != nil {
+		p.Batches++
+		stored, err := setEmbedProgress(ctx, e.Store.Pool, a.DomainID, a.BranchID, p, true)
+		if err != nil {
 			return 0, wrapEmbed(a.DomainID, a.BranchID, err)
+		}
+		if !stored {
+			return 0, nil // another spec of the Kind was queued meanwhile: its job takes over
+		}
+		if e.AfterBatch != nil {
+			if err := e.AfterBatch(ctx, BatchStats{Batch: p.Batches, Phase: a.KindName, Rows: len(vs), Written: n, Limit: batchRows}); err != nil {
+				return 0, wrapEmbed(a.DomainID, a.BranchID, err)
+			}
 		}
 	}
 	now := time.Now().UTC()
 	p.State, p.After, p.Finished = "done", "", &now
-	if err := pgx.BeginFunc(ctx, e.Store.Pool, func(tx pgx.Tx) error {
-		return setEmbedProgress(ctx, tx, a.DomainID, a.BranchID, p)
-	}); err != nil {
+	stored, err := setEmbedProgress(ctx, e.Store.Pool, a.DomainID, a.BranchID, p, true)
+	if err != nil || !stored {
 		return 0, wrapEmbed(a.DomainID, a.BranchID, err)
 	}
 	return k.Embedding.Dims, nil
@@ -471,11 +507,11 @@ func BuildVectorIndex(ctx context.Context, s *store.Store, a VectorIndexArgs) er
 		return fmt.Errorf("build vector index: %w", err)
 	}
 	defer conn.Release()
-	var has bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')`).Scan(&has); err != nil {
+	path, err := store.VectorSearch(ctx, conn)
+	if err != nil {
 		return fmt.Errorf("build vector index: %w", err)
 	}
-	if !has {
+	if path != store.VectorSearchHNSW {
 		return nil
 	}
 	if a.Dims < 1 || a.Dims > schema.MaxDims {

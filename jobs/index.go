@@ -337,6 +337,7 @@ func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	river.AddWorker(w, &IndexDropWorker{store: s})
 	river.AddWorker(w, &MaterializeWorker{copier: &Copier{Store: s, Config: cfg}})
 	river.AddWorker(w, &BranchDeleteWorker{deleter: &Deleter{Store: s, Config: cfg}})
+	river.AddWorker(w, &DomainDeleteWorker{deleter: &DomainDeleter{Store: s}})
 	AddEmbedWorkers(w, s, cfg.Embedders)
 	return w
 }

@@ -223,7 +223,10 @@ func (c *Copier) batch(ctx context.Context, a MaterializeArgs, cfg Config, szp *
 	if p.Phase == PhaseDone {
 		newState = store.StateReady
 	}
-	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3, state = $4 WHERE domain_id = $1 AND id = $2`,
+	// The re-embeddings' entries (progress.embedding) stay.
+	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3::jsonb || CASE WHEN progress ? 'embedding'
+		       THEN jsonb_build_object('embedding', progress -> 'embedding') ELSE '{}' END, state = $4
+		WHERE domain_id = $1 AND id = $2`,
 		a.DomainID, a.BranchID, pj, newState); err != nil {
 		return false, fmt.Errorf("store progress: %w", err)
 	}
@@ -428,7 +431,8 @@ func (w *MaterializeWorker) Work(ctx context.Context, job *river.Job[Materialize
 
 // Queue returns the hooks that queue branch jobs with client, in the
 // transaction of the branch change: a copy queues store.materialize and
-// the index builds of the copy's schema; a deletion store.branch_delete.
+// the index builds of the copy's schema; a deletion store.branch_delete;
+// a Domain's deletion store.domain_delete.
 func Queue(client *river.Client[pgx.Tx]) store.BranchJobs {
 	return store.BranchJobs{
 		Copy: func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, compiled json.RawMessage) error {
@@ -449,6 +453,12 @@ func Queue(client *river.Client[pgx.Tx]) store.BranchJobs {
 		Delete: func(ctx context.Context, tx pgx.Tx, domainID, branchID int32) error {
 			if _, err := client.InsertTx(ctx, tx, BranchDeleteArgs{DomainID: domainID, BranchID: branchID}, nil); err != nil {
 				return fmt.Errorf("enqueue branch deletion: %w", err)
+			}
+			return nil
+		},
+		DeleteDomain: func(ctx context.Context, tx pgx.Tx, domainID int32) error {
+			if _, err := client.InsertTx(ctx, tx, DomainDeleteArgs{DomainID: domainID}, nil); err != nil {
+				return fmt.Errorf("enqueue domain deletion: %w", err)
 			}
 			return nil
 		},

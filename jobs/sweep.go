@@ -14,8 +14,8 @@ import (
 )
 
 // Sweeper heals what a lost job leaves behind: a branch left copying or
-// deleting with no live job (its job discarded after its attempts, or
-// lost) gets its job again, and idempotency keys past their TTL go. It
+// deleting, or a Domain left deleting, with no live job (its job discarded
+// after its attempts, or lost) gets its job again, and idempotency keys past their TTL go. It
 // runs as the owner, at start and every interval.
 type Sweeper struct {
 	Store  *store.Store
@@ -35,9 +35,18 @@ const stuckSQL = `SELECT r.domain_id, r.id, r.state FROM refs r
           AND j.args @> jsonb_build_object('domain_id', r.domain_id, 'branch_id', r.id))
  ORDER BY r.domain_id, r.id LIMIT 1000`
 
-// Sweep runs once: it queues the job of every stuck branch and deletes
-// expired idempotency keys (in bounded batches). It returns how many
-// branches it queued a job for.
+// stuckDomainsSQL lists the Domains deleting that no unfinished job serves.
+const stuckDomainsSQL = `SELECT d.id FROM domains d
+ WHERE d.state = 'deleting'
+   AND NOT EXISTS (SELECT 1 FROM river_job j
+        WHERE j.kind = '` + jobkind.DomainDelete + `'
+          AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+          AND j.args @> jsonb_build_object('domain_id', d.id))
+ ORDER BY d.id LIMIT 1000`
+
+// Sweep runs once: it queues the job of every stuck branch and Domain and
+// deletes expired idempotency keys (in bounded batches). It returns how
+// many branches and Domains it queued a job for.
 func (w *Sweeper) Sweep(ctx context.Context) (int, error) {
 	rows, err := w.Store.Pool.Query(ctx, stuckSQL)
 	if err != nil {
@@ -67,6 +76,23 @@ func (w *Sweeper) Sweep(ctx context.Context) (int, error) {
 		n++
 		if w.Log != nil {
 			w.Log.Warn("branch had no live job; queued it again", "domain_id", s.domain, "branch_id", s.branch, "state", s.state, "job", args.Kind())
+		}
+	}
+	rows, err = w.Store.Pool.Query(ctx, stuckDomainsSQL)
+	if err != nil {
+		return n, fmt.Errorf("find stuck domains: %w", err)
+	}
+	domains, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return n, fmt.Errorf("find stuck domains: %w", err)
+	}
+	for _, d := range domains {
+		if _, err := w.Client.Insert(ctx, DomainDeleteArgs{DomainID: d}, nil); err != nil {
+			return n, fmt.Errorf("requeue deletion of domain %d: %w", d, err)
+		}
+		n++
+		if w.Log != nil {
+			w.Log.Warn("domain deletion had no live job; queued it again", "domain_id", d)
 		}
 	}
 	if w.IdempotencyTTL > 0 {

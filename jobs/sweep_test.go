@@ -18,7 +18,8 @@ import (
 // deletion whose job was discarded after its attempts are stuck; the sweep
 // queues their jobs again, the workers finish them (the copy holds every
 // row exactly once; the deleted branch is gone), and a second sweep finds
-// nothing. Expired idempotency keys go too.
+// nothing. A Domain marked deleting without a job is swept the same way.
+// Expired idempotency keys go too.
 func TestSweepRequeuesStuckBranches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -37,12 +38,17 @@ func TestSweepRequeuesStuckBranches(t *testing.T) {
 		VALUES ($1, 'a', 'old', $2, '\x00', 201, '{}', now() - interval '2 days'),
 		       ($1, 'a', 'new', $2, '\x00', 201, '{}', now())`, f.domain, f.main)
 
+	doomed, err := f.s.CreateDomain(ctx, "doomed")
+	require.NoError(t, err)
+	_, err = f.s.DeleteDomain(ctx, "doomed", func(context.Context, pgx.Tx, int32) error { return nil })
+	require.NoError(t, err)
+
 	client, err := jobs.NewClient(f.s.Pool, jobs.NewWorkers(f.s), nil, nil)
 	require.NoError(t, err)
 	sw := &jobs.Sweeper{Store: f.s, Client: client, IdempotencyTTL: 24 * time.Hour}
 	n, err := sw.Sweep(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2, n)
+	require.Equal(t, 3, n)
 	n, err = sw.Sweep(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "queued jobs are live: nothing to sweep")
@@ -52,7 +58,7 @@ func TestSweepRequeuesStuckBranches(t *testing.T) {
 	defer cancel()
 	require.NoError(t, client.Start(ctx))
 	defer func() { require.NoError(t, client.Stop(context.WithoutCancel(ctx))) }()
-	for range 2 {
+	for range 3 {
 		select {
 		case ev := <-done:
 			require.Equal(t, river.EventKindJobCompleted, ev.Kind, "%+v", ev.Job.Errors)
@@ -64,6 +70,7 @@ func TestSweepRequeuesStuckBranches(t *testing.T) {
 	state, _ := f.progress(t, cp)
 	require.Equal(t, store.StateReady, state)
 	require.Zero(t, f.count(t, `SELECT count(*) FROM refs WHERE domain_id = $1 AND id = $2`, f.domain, gone))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM domains WHERE id = $1`, doomed.ID))
 	n, err = sw.Sweep(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n)

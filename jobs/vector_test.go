@@ -261,3 +261,146 @@ func TestDeleteRemovesTheBranchsVectors(t *testing.T) {
 	require.Equal(t, mainBefore, vectors(main))
 	require.Equal(t, otherBefore, vectors(other))
 }
+
+// TestReembedKindsSideBySide: two Kinds of one branch re-embed at once,
+// each with its own progress on the branch; a run stopped mid-scan resumes
+// from its own cursor (it reads only the Records it had not reached) and
+// writes each vector once; a retry after the scan finished reads nothing.
+func TestReembedKindsSideBySide(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	dom, err := s.CreateDomain(ctx, "vec")
+	require.NoError(t, err)
+	pipe := commit.New(s, commit.Config{})
+	_, err = pipe.PutSchema(ctx, dom.ID, "main", &commit.SchemaRequest{Document: []byte(`{"kinds": [
+		{"name": "Doc", "title": "title", "attributes": [{"name": "title", "type": "text", "required": true}],
+		 "embedding": {"attributes": ["title"], "dims": 16, "model": "hash"}},
+		{"name": "Note", "title": "text", "attributes": [{"name": "text", "type": "text", "required": true}],
+		 "embedding": {"attributes": ["text"], "dims": 8, "model": "hash"}}]}`)})
+	require.NoError(t, err)
+	want := map[string]int{"Doc": 25, "Note": 18}
+	var changes []commit.Change
+	for i := range want["Doc"] {
+		changes = append(changes, commit.Change{Op: "put", Kind: "Doc", Key: fmt.Sprintf("D-%03d", i), Values: []byte(fmt.Sprintf(`{"title": %q}`, docTitle(i)))})
+	}
+	for i := range want["Note"] {
+		changes = append(changes, commit.Change{Op: "put", Kind: "Note", Key: fmt.Sprintf("N-%03d", i), Values: []byte(fmt.Sprintf(`{"text": %q}`, docTitle(i+7)))})
+	}
+	_, err = pipe.Commit(ctx, dom.ID, "main", &commit.Request{Message: "m", Author: "t", Changes: changes}, "")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, dom.ID).Scan(&branch))
+	specs := map[string]string{}
+	require.NoError(t, pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		var compiled []byte
+		if err := tx.QueryRow(ctx, `SELECT compiled FROM schemas WHERE domain_id = $1 AND branch_id = $2`, dom.ID, branch).Scan(&compiled); err != nil {
+			return err
+		}
+		c := schema.Empty()
+		if err := json.Unmarshal(compiled, c); err != nil {
+			return err
+		}
+		for k := range want {
+			specs[k] = c.Kinds[k].Embedding.Spec(k)
+		}
+		return nil
+	}))
+
+	stop := errors.New("stopped")
+	type step struct{ batch, rows int }
+	seen := map[string][]step{}
+	stopAt := map[string]int{}
+	e := &jobs.Embedder{Store: s, Embedders: embed.NewSet(nil), BatchRows: 5, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+		seen[st.Phase] = append(seen[st.Phase], step{st.Batch, st.Rows})
+		if st.Batch == stopAt[st.Phase] {
+			return stop // killed mid-scan
+		}
+		return nil
+	}}
+	reembed := func(kind string) (int, error) {
+		return e.Reembed(ctx, jobs.ReembedArgs{DomainID: dom.ID, BranchID: branch, KindName: kind, Spec: specs[kind]})
+	}
+	progress := func() map[string]map[string]any {
+		b, err := s.GetBranch(ctx, dom.ID, "main")
+		require.NoError(t, err)
+		var p struct {
+			Embedding map[string]map[string]any `json:"embedding"`
+		}
+		require.NoError(t, json.Unmarshal(b.Progress, &p))
+		return p.Embedding
+	}
+
+	// Both Kinds stopped mid-scan, one after the other started.
+	stopAt["Doc"], stopAt["Note"] = 2, 1
+	_, err = reembed("Doc")
+	require.ErrorIs(t, err, stop)
+	_, err = reembed("Note")
+	require.ErrorIs(t, err, stop)
+	p := progress()
+	require.Len(t, p, 2, "each running re-embedding shows: %v", p)
+	for kind, embedded := range map[string]float64{"Doc": 10, "Note": 5} {
+		require.Equal(t, kind, p[kind]["kind"])
+		require.Equal(t, "running", p[kind]["state"])
+		require.Equal(t, "hash", p[kind]["model"])
+		require.Equal(t, embedded, p[kind]["embedded"], kind)
+		require.EqualValues(t, want[kind], p[kind]["total_estimate"], kind)
+	}
+
+	// Each resumes from its own cursor: the finished batches are not read again.
+	for kind, done := range map[string]int{"Doc": 2, "Note": 1} {
+		stopAt[kind] = 0
+		seen[kind] = nil
+		dims, err := reembed(kind)
+		require.NoError(t, err)
+		require.Positive(t, dims)
+		rows := 0
+		for _, st := range seen[kind] {
+			rows += st.rows
+		}
+		require.Equal(t, done+1, seen[kind][0].batch, "%s resumes after its last finished batch", kind)
+		require.Equal(t, want[kind]-done*5, rows, "%s reads only the Records it had not reached", kind)
+	}
+	p = progress()
+	for kind, n := range want {
+		require.Equal(t, "done", p[kind]["state"], kind)
+		require.EqualValues(t, n, p[kind]["embedded"], kind)
+		var vectors, distinct int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT (key, seq)) FROM mat_vectors WHERE domain_id = $1 AND spec = $2`,
+			dom.ID, specs[kind]).Scan(&vectors, &distinct))
+		require.Equal(t, n, vectors, kind)
+		require.Equal(t, n, distinct, kind)
+	}
+
+	// A retry after the scan finished reads nothing and changes nothing.
+	seen = map[string][]step{}
+	dims, err := reembed("Doc")
+	require.NoError(t, err)
+	require.Equal(t, 16, dims)
+	require.Empty(t, seen["Doc"])
+	require.Equal(t, p, progress())
+
+	// A schema change of Note while its job runs replaces Note's entry (a
+	// job of the new embedding is queued with it): the running job of the
+	// old one stops at its next batch and leaves the new entry alone.
+	_, err = s.Pool.Exec(ctx, `UPDATE refs SET progress = progress #- '{embedding,Note}' WHERE domain_id = $1 AND id = $2`, dom.ID, branch)
+	require.NoError(t, err)
+	replaced := map[string]any{"kind": "Note", "spec": "0123456789abcdef", "model": "hash", "state": "queued", "embedded": float64(0), "total_estimate": float64(0), "batches": float64(0)}
+	seen = map[string][]step{}
+	e.AfterBatch = func(ctx context.Context, st jobs.BatchStats) error {
+		seen[st.Phase] = append(seen[st.Phase], step{st.Batch, st.Rows})
+		raw, err := json.Marshal(replaced)
+		if err != nil {
+			return err
+		}
+		_, err = s.Pool.Exec(ctx, `UPDATE refs SET progress = jsonb_set(progress, '{embedding,Note}', $3::jsonb) WHERE domain_id = $1 AND id = $2`, dom.ID, branch, string(raw))
+		return err
+	}
+	dims, err = reembed("Note")
+	require.NoError(t, err)
+	require.Zero(t, dims, "the replaced embedding's job stops")
+	require.Len(t, seen["Note"], 1, "it stops at the batch after the change")
+	require.Equal(t, replaced, progress()["Note"])
+}

@@ -27,11 +27,14 @@ type Config struct {
 	CountCap             int // Records a count walks at most (DefaultCountCap)
 	// Embedders embed the text of a semantic query (nil: the hash
 	// embedder only).
-	Embedders            *embed.Set
-	EfSearch             int // search.semantic.ef_search
-	RRFK                 int // search.hybrid.rrf_k
-	HybridTextWeight     int // search.hybrid.text_weight
-	HybridSemanticWeight int // search.hybrid.semantic_weight
+	Embedders *embed.Set
+	EfSearch  int // search.semantic.ef_search
+	RRFK      int // search.hybrid.rrf_k
+	// HybridTextWeight and HybridSemanticWeight (search.hybrid.*) are 0
+	// to 100 each; 0 leaves that ranking out of a hybrid search. Both 0
+	// (a zero Config) take the defaults.
+	HybridTextWeight     int
+	HybridSemanticWeight int
 }
 
 // DefaultConfig is the configuration New completes a Config with: the
@@ -91,13 +94,15 @@ func New(s *store.Store, cfg Config) *Reader {
 		{&cfg.CountCap, def.CountCap},
 		{&cfg.EfSearch, def.EfSearch},
 		{&cfg.RRFK, def.RRFK},
-		{&cfg.HybridTextWeight, def.HybridTextWeight},
-		{&cfg.HybridSemanticWeight, def.HybridSemanticWeight},
 	} {
 		if *f.v <= 0 {
 			*f.v = f.d
 		}
 	}
+	if cfg.HybridTextWeight <= 0 && cfg.HybridSemanticWeight <= 0 {
+		cfg.HybridTextWeight, cfg.HybridSemanticWeight = def.HybridTextWeight, def.HybridSemanticWeight
+	}
+	cfg.HybridTextWeight, cfg.HybridSemanticWeight = max(cfg.HybridTextWeight, 0), max(cfg.HybridSemanticWeight, 0)
 	if cfg.PartialMinResults < 0 {
 		cfg.PartialMinResults = 0
 	} else if cfg.PartialMinResults == 0 {

@@ -68,7 +68,7 @@ func (r *Reader) ResolveWith(ctx context.Context, domainID int32, branch, mentio
 	if _, err := semanticTargets(sch, SemanticQuery{Q: mention, Kind: kind}); err != nil {
 		return out, nil //nolint:nilerr // nothing to search by meaning: no semantic candidates
 	}
-	sem, err := r.semantic(ctx, domainID, branch, SemanticQuery{Q: mention, Kind: kind}, n)
+	sem, err := r.semantic(ctx, domainID, branch, sch, SemanticQuery{Q: mention, Kind: kind}, n)
 	if err != nil {
 		return nil, err
 	}

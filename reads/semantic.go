@@ -39,7 +39,8 @@ type SemanticQuery struct {
 	Limit     int
 	At        string
 	// TextWeight and SemanticWeight weigh the two rankings of a hybrid
-	// search (negative: the configured weight).
+	// search, 0 to 100 (negative: the configured weight); with both
+	// resolved to 0 the search is Invalid, naming both.
 	TextWeight, SemanticWeight int
 }
 
@@ -63,7 +64,11 @@ func (r *Reader) Semantic(ctx context.Context, domainID int32, branch string, q 
 	if err := r.checkSemantic(branch, q, q.Vector == nil); err != nil {
 		return nil, err
 	}
-	res, err := r.semantic(ctx, domainID, branch, q, n)
+	sch, err := r.branchSchema(ctx, domainID, branch)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.semantic(ctx, domainID, branch, sch, q, n)
 	if err != nil {
 		return nil, err
 	}
@@ -91,12 +96,9 @@ func (r *Reader) checkSemantic(branch string, q SemanticQuery, needQ bool) error
 	return checkChars("value", q.Value)
 }
 
-// semantic runs the semantic ranking of n Records.
-func (r *Reader) semantic(ctx context.Context, domainID int32, branch string, q SemanticQuery, n int) (*SearchResults, error) {
-	sch, err := r.branchSchema(ctx, domainID, branch)
-	if err != nil {
-		return nil, err
-	}
+// semantic runs the semantic ranking of n Records under sch, the
+// branch's schema the caller read.
+func (r *Reader) semantic(ctx context.Context, domainID int32, branch string, sch *schema.Schema, q SemanticQuery, n int) (*SearchResults, error) {
 	targets, err := semanticTargets(sch, q)
 	if err != nil {
 		return nil, err
@@ -272,12 +274,22 @@ func (r *Reader) Hybrid(ctx context.Context, domainID int32, branch string, q Se
 	if q.SemanticWeight >= 0 {
 		ws = q.SemanticWeight
 	}
+	if wt == 0 && ws == 0 {
+		msg := "text_weight and semantic_weight are both 0 (counting the configured search.hybrid weights): at least one ranking must count"
+		return nil, lberr.Fields(lberr.Invalid, "invalid request",
+			lberr.Problem{Field: "text_weight", Code: "invalid_value", Message: msg},
+			lberr.Problem{Field: "semantic_weight", Code: "invalid_value", Message: msg})
+	}
 	cands := min(n*3, r.cfg.SearchMaxLimit)
 	text, err := r.Search(ctx, domainID, branch, SearchQuery{Q: q.Q, Kind: q.Kind, Limit: cands, At: q.At})
 	if err != nil {
 		return nil, err
 	}
-	sem, err := r.semantic(ctx, domainID, branch, q, cands)
+	sch, err := r.branchSchema(ctx, domainID, branch)
+	if err != nil {
+		return nil, err
+	}
+	sem, err := r.semantic(ctx, domainID, branch, sch, q, cands)
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,8 @@ type BranchJobs struct {
 	Copy func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, compiled json.RawMessage) error
 	// Delete queues the removal of a branch marked deleting.
 	Delete func(ctx context.Context, tx pgx.Tx, domainID, branchID int32) error
+	// DeleteDomain queues the removal of a Domain marked deleting.
+	DeleteDomain func(ctx context.Context, tx pgx.Tx, domainID int32) error
 }
 
 // CreateBranchRequest asks for a new branch forked from From at its head,

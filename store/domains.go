@@ -45,9 +45,11 @@ func (s *Store) CreateDomain(ctx context.Context, name string) (*Domain, error) 
 	return &d, nil
 }
 
-// Domains lists every Domain (owner; bootstrap admin only).
+// Domains lists every Domain (owner; bootstrap admin only) but those being
+// deleted, which are gone for every caller (the name stays taken until the
+// deletion finishes).
 func (s *Store) Domains(ctx context.Context) ([]Domain, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, name, created_at FROM domains ORDER BY name`)
+	rows, err := s.Pool.Query(ctx, `SELECT id, name, created_at FROM domains WHERE state = 'ready' ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list domains: %w", err)
 	}
@@ -60,13 +62,37 @@ func (s *Store) Domains(ctx context.Context) ([]Domain, error) {
 
 // DomainByName resolves a Domain's name to its id (owner: the name in a
 // request path is resolved before the request is scoped; authorization
-// then compares it with the token's Domain).
+// then compares it with the token's Domain). A Domain being deleted is
+// ErrNotFound.
 func (s *Store) DomainByName(ctx context.Context, name string) (*Domain, error) {
 	var d Domain
-	err := s.Pool.QueryRow(ctx, `SELECT id, name, created_at FROM domains WHERE name = $1`, name).
+	err := s.Pool.QueryRow(ctx, `SELECT id, name, created_at FROM domains WHERE name = $1 AND state = 'ready'`, name).
 		Scan(&d.ID, &d.Name, &d.CreatedAt)
 	if err != nil {
 		return nil, fmt.Errorf("domain %q: %w", name, Translate(err))
+	}
+	return &d, nil
+}
+
+// DeleteDomain marks the Domain deleting, revokes its tokens and queues
+// its deletion (queue runs in the same transaction), as the owner. From then
+// on the Domain is not found; the store.domain_delete job removes its rows.
+// A missing (or already deleting) Domain is ErrNotFound.
+func (s *Store) DeleteDomain(ctx context.Context, name string, queue func(ctx context.Context, tx pgx.Tx, domainID int32) error) (*Domain, error) {
+	var d Domain
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE domains SET state = 'deleting' WHERE name = $1 AND state = 'ready'
+			RETURNING id, name, created_at`, name).Scan(&d.ID, &d.Name, &d.CreatedAt)
+		if err != nil {
+			return Translate(err)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE tokens SET revoked_at = now() WHERE domain_id = $1 AND revoked_at IS NULL`, d.ID); err != nil {
+			return fmt.Errorf("revoke tokens: %w", err)
+		}
+		return queue(ctx, tx, d.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete domain %q: %w", name, err)
 	}
 	return &d, nil
 }

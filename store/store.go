@@ -29,6 +29,9 @@ type Config struct {
 	// (read.at_max_changes; the session setting lorebase.at_max_changes of
 	// request connections); 0 leaves the functions' default (100000).
 	AtMaxChanges int
+	// Tracer, when set, sees every statement of both pools (diagnostics;
+	// tests count a call's round trips with it).
+	Tracer pgx.QueryTracer
 }
 
 // ConfigFrom is the pool's part of Keeper's configuration.
@@ -56,7 +59,7 @@ type Store struct {
 // Open creates the owner's pool and the request pool and checks that the
 // database answers on both.
 func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
-	owner, err := openPool(ctx, url, cfg.OwnerMaxConns, cfg.StatementTimeout, "lorebase-owner", nil)
+	owner, err := openPool(ctx, url, cfg.OwnerMaxConns, cfg.StatementTimeout, "lorebase-owner", nil, cfg.Tracer)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +71,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	if cfg.AtMaxChanges > 0 {
 		params = map[string]string{"lorebase.at_max_changes": strconv.Itoa(cfg.AtMaxChanges)}
 	}
-	requests, err := openPool(ctx, reqURL, cfg.MaxConns, cfg.StatementTimeout, "lorebase", params)
+	requests, err := openPool(ctx, reqURL, cfg.MaxConns, cfg.StatementTimeout, "lorebase", params, cfg.Tracer)
 	if err != nil {
 		owner.Close()
 		return nil, fmt.Errorf("request pool: %w", err)
@@ -76,7 +79,7 @@ func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	return &Store{Pool: owner, Requests: requests, SeparateRequestRole: cfg.AppURL != ""}, nil
 }
 
-func openPool(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration, app string, params map[string]string) (*pgxpool.Pool, error) {
+func openPool(ctx context.Context, url string, maxConns int32, statementTimeout time.Duration, app string, params map[string]string, tracer pgx.QueryTracer) (*pgxpool.Pool, error) {
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
@@ -84,6 +87,7 @@ func openPool(ctx context.Context, url string, maxConns int32, statementTimeout 
 	if maxConns > 0 {
 		pc.MaxConns = maxConns
 	}
+	pc.ConnConfig.Tracer = tracer
 	rp := pc.ConnConfig.RuntimeParams
 	if statementTimeout > 0 {
 		rp["statement_timeout"] = strconv.FormatInt(statementTimeout.Milliseconds(), 10)

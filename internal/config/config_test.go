@@ -57,6 +57,21 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// TestHybridWeightZero: one hybrid weight may be 0 (that ranking is left
+// out), as a request's text_weight or semantic_weight may.
+func TestHybridWeightZero(t *testing.T) {
+	t.Parallel()
+	for _, env := range []map[string]string{
+		{"LOREBASE_SEARCH_HYBRID_TEXT_WEIGHT": "0"},
+		{"LOREBASE_SEARCH_HYBRID_SEMANTIC_WEIGHT": "0"},
+		{"LOREBASE_SEARCH_HYBRID_TEXT_WEIGHT": "100", "LOREBASE_SEARCH_HYBRID_SEMANTIC_WEIGHT": "0"},
+	} {
+		cfg, err := config.Load("", envOf(env))
+		require.NoError(t, err, "%v", env)
+		require.Equal(t, 0, min(cfg.Search.Hybrid.TextWeight, cfg.Search.Hybrid.SemanticWeight), "%v", env)
+	}
+}
+
 func TestFileThenEnvironment(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "keeper.yaml")
@@ -166,6 +181,10 @@ func TestErrors(t *testing.T) {
 		{"app url is the owner", "", map[string]string{"LOREBASE_DATABASE_URL": "postgres://o@h/d", "LOREBASE_DATABASE_APP_URL": "postgres://o@h/d"}, []string{"database.app_url"}},
 		{"zero idempotency ttl", "", map[string]string{"LOREBASE_WRITE_IDEMPOTENCY_TTL": "0s"}, []string{"write.idempotency_ttl"}},
 		{"too many conns", "", map[string]string{"LOREBASE_DATABASE_MAX_CONNS": "10001"}, []string{"database.max_conns"}},
+		{"both hybrid weights 0", "search:\n  hybrid:\n    text_weight: 0\n    semantic_weight: 0\n", nil,
+			[]string{"search.hybrid.text_weight", "search.hybrid.semantic_weight", "both 0"}},
+		{"hybrid weight over 100", "", map[string]string{"LOREBASE_SEARCH_HYBRID_TEXT_WEIGHT": "101"}, []string{"search.hybrid.text_weight", "between 0 and 100"}},
+		{"negative hybrid weight", "", map[string]string{"LOREBASE_SEARCH_HYBRID_SEMANTIC_WEIGHT": "-1"}, []string{"search.hybrid.semantic_weight", "between 0 and 100"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := ""

@@ -40,8 +40,8 @@ var keys = []Key{
 	{"search.partial.candidates", "100", positive, "most partial matches ranked.", func(c *Config) any { return &c.Search.Partial.Candidates }},
 	{"search.semantic.ef_search", "100", between(1, 1000), "with pgvector, the HNSW candidate list of a semantic search (`hnsw.ef_search`, set inside the read's transaction; raised to the search's limit when smaller). Larger finds more of the true nearest Records and costs more.", func(c *Config) any { return &c.Search.Semantic.EfSearch }},
 	{"search.hybrid.rrf_k", "60", between(1, 1000), "the k of reciprocal rank fusion in `mode=hybrid`: a Record ranked r by one search adds weight/(k+r).", func(c *Config) any { return &c.Search.Hybrid.RRFK }},
-	{"search.hybrid.text_weight", "1", between(1, 100), "weight of the full-text ranking in `mode=hybrid` (relative to `search.hybrid.semantic_weight`; a request may override it with `text_weight`).", func(c *Config) any { return &c.Search.Hybrid.TextWeight }},
-	{"search.hybrid.semantic_weight", "1", between(1, 100), "weight of the semantic ranking in `mode=hybrid` (a request may override it with `semantic_weight`).", func(c *Config) any { return &c.Search.Hybrid.SemanticWeight }},
+	{"search.hybrid.text_weight", "1", between(0, 100), "weight of the full-text ranking in `mode=hybrid`, 0 to 100 (relative to `search.hybrid.semantic_weight`; 0 leaves it out; not both weights 0; a request may override it with `text_weight`).", func(c *Config) any { return &c.Search.Hybrid.TextWeight }},
+	{"search.hybrid.semantic_weight", "1", between(0, 100), "weight of the semantic ranking in `mode=hybrid`, 0 to 100 (0 leaves it out; not both weights 0; a request may override it with `semantic_weight`).", func(c *Config) any { return &c.Search.Hybrid.SemanticWeight }},
 	{"embeddings.url", "", nil, "the OpenAI-compatible embeddings endpoint (for example `https://host/v1/embeddings`) of the HTTP embedder. Empty: only the `hash` and `client` models are served.", func(c *Config) any { return &c.Embeddings.URL }},
 	{"embeddings.model", "", nil, "the model the HTTP embedder asks for; a Kind declaring `\"model\": \"<this name>\"` is embedded by it. Required with `embeddings.url`.", func(c *Config) any { return &c.Embeddings.Model }},
 	{"embeddings.api_key", "", nil, "bearer token sent to the embeddings endpoint. Prefer the variable to a file: keep secrets out of files.", func(c *Config) any { return &c.Embeddings.APIKey }},
@@ -91,5 +91,11 @@ var relations = []struct {
 	}},
 	{"jobs.batch_contended", func(c *Config) string {
 		return exceeds(c.Jobs.BatchContended, c.Jobs.BatchTarget, "jobs.batch_target")
+	}},
+	{"search.hybrid.semantic_weight", func(c *Config) string {
+		if c.Search.Hybrid.TextWeight == 0 && c.Search.Hybrid.SemanticWeight == 0 {
+			return "search.hybrid.text_weight and search.hybrid.semantic_weight are both 0: at least one ranking must count"
+		}
+		return ""
 	}},
 }

@@ -10,6 +10,9 @@ const (
 	Materialize = "store.materialize"
 	// BranchDelete removes the rows of a branch marked deleting.
 	BranchDelete = "store.branch_delete"
+	// DomainDelete removes a Domain marked deleting: its rows in every
+	// table, its indexes and its Revision-number sequence.
+	DomainDelete = "store.domain_delete"
 	// IndexDrop drops a per-Attribute index a schema change left unused.
 	IndexDrop = "store.index_drop"
 	// Embed embeds the Records one commit wrote.

@@ -87,6 +87,60 @@ func TestDomains(t *testing.T) {
 	require.Equal(t, "supply", e.must(http.StatusOK, "GET", "/v1/domains/supply", admin, nil).JSON(t)["name"])
 }
 
+// TestDeleteDomain: the bootstrap admin deletes a Domain (202); it is gone
+// for every request at once, its tokens no longer authenticate, the job
+// removes it, and its name can be taken again.
+func TestDeleteDomain(t *testing.T) {
+	t.Parallel()
+	e := testServer(t, func(c *config.Config) { c.Auth.TokenCache = 0 })
+	e.createDomain("supply")
+	e.createDomain("beta")
+	admin := e.token("supply", "a", "admin")
+	e.putSchema("supply", "main", admin, `{"kinds": [{"name": "Thing", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}]}`)
+	e.commit("supply", "main", admin, map[string]any{"message": "m", "author": "t", "changes": []map[string]any{
+		{"op": "put", "kind": "Thing", "key": "T-1", "values": map[string]any{"name": "one"}}}})
+	var id int32
+	require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT id FROM domains WHERE name = 'supply'`).Scan(&id))
+
+	for _, c := range []struct {
+		name   string
+		path   string
+		token  string
+		status int
+	}{
+		{"a Domain admin may not", "/v1/domains/supply", admin, http.StatusForbidden},
+		{"missing", "/v1/domains/nope", e.Admin, http.StatusNotFound},
+		{"a query", "/v1/domains/supply?force=1", e.Admin, http.StatusBadRequest},
+	} {
+		r := e.do("DELETE", c.path, c.token, nil)
+		require.Equal(t, c.status, r.Status, "%s: %s", c.name, r.Body)
+	}
+	e.must(http.StatusOK, "GET", "/v1/domains/supply", admin, nil)
+
+	r := e.must(http.StatusAccepted, "DELETE", "/v1/domains/supply", e.Admin, nil).JSON(t)
+	require.Equal(t, map[string]any{"name": "supply", "state": "deleting"}, r)
+	e.must(http.StatusNotFound, "GET", "/v1/domains/supply", e.Admin, nil)
+	e.must(http.StatusNotFound, "DELETE", "/v1/domains/supply", e.Admin, nil)
+	e.must(http.StatusUnauthorized, "GET", "/v1/domains/supply/branches", admin, nil)
+	var list struct {
+		Domains []struct{ Name string } `json:"domains"`
+	}
+	e.must(http.StatusOK, "GET", "/v1/domains", e.Admin, nil).Decode(t, &list)
+	require.Len(t, list.Domains, 1)
+	require.Equal(t, "beta", list.Domains[0].Name)
+
+	e.waitFor("the domain deletion", func() bool {
+		var n int
+		require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM domains WHERE id = $1`, id).Scan(&n))
+		return n == 0
+	})
+	var rows int
+	require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM mat_records WHERE domain_id = $1)
+		+ (SELECT count(*) FROM revisions WHERE domain_id = $1) + (SELECT count(*) FROM pg_class WHERE relname = 'revision_number_' || $1)`, id).Scan(&rows))
+	require.Zero(t, rows)
+	e.must(http.StatusCreated, "POST", "/v1/domains", e.Admin, map[string]any{"name": "supply"})
+}
+
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	e := testServer(t)
@@ -217,7 +271,8 @@ func TestCommitAndRead(t *testing.T) {
 			{"op": "link", "relation": "supplied_by", "from": "P-1", "to": "S-1"},
 		},
 	}
-	r := e.must(http.StatusCreated, "POST", bp+"/commits", writer, body, "Idempotency-Key", "commit-1").JSON(t)
+	firstAnswer := e.must(http.StatusCreated, "POST", bp+"/commits", writer, body, "Idempotency-Key", "commit-1")
+	r := firstAnswer.JSON(t)
 	rev1 := r["revision"].(string)
 	require.Equal(t, []any{schemaHead}, r["parents"])
 	require.EqualValues(t, 4, r["changes"])
@@ -226,6 +281,9 @@ func TestCommitAndRead(t *testing.T) {
 	// Replay: same answer, marked; a different body under the key: 422.
 	replay := e.must(http.StatusCreated, "POST", bp+"/commits", writer, body, "Idempotency-Key", "commit-1")
 	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.Empty(t, firstAnswer.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, string(firstAnswer.Body), string(replay.Body), "the replay's body is the first answer's, byte for byte")
+	require.Equal(t, firstAnswer.Header.Get("Content-Type"), replay.Header.Get("Content-Type"))
 	require.Equal(t, rev1, replay.JSON(t)["revision"])
 	other := commitBody("other", put("Supplier", "S-9", map[string]any{"name": "Nine"}))
 	e.must(http.StatusUnprocessableEntity, "POST", bp+"/commits", writer, other, "Idempotency-Key", "commit-1")

@@ -161,7 +161,7 @@ func (s *Server) getSchema(w http.ResponseWriter, r *http.Request) error {
 	var out *schemaView
 	err = s.store.Read(r.Context(), domainFrom(r.Context()).ID, `SELECT s.document, s.compiled,
 			(SELECT v.id FROM revisions v WHERE v.domain_id = lb_domain() AND v.seq = s.seq AND s.seq > 0),
-			CASE WHEN EXISTS (SELECT FROM pg_extension WHERE extname = 'vector') THEN 'hnsw' ELSE 'exact' END
+			lb_vector_search()
 		FROM refs r JOIN schemas s ON s.domain_id = r.domain_id AND s.branch_id = r.id
 		WHERE r.domain_id = lb_domain() AND r.name = $1 AND r.state <> 'deleting'`, []any{name},
 		func(rows pgx.Rows) error {

@@ -83,6 +83,32 @@ func (s *Server) showDomain(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// deleteDomain: DELETE /v1/domains/{domain} (bootstrap admin only) → 202:
+// the Domain is gone for every request at once and its tokens are revoked;
+// the store.domain_delete job removes its rows, indexes and Revision-number
+// sequence, then the Domain (its name is free again once it has).
+func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request) error {
+	if err := requireBootstrap(r); err != nil {
+		return err
+	}
+	if err := checkQuery(r); err != nil {
+		return err
+	}
+	name := domainFrom(r.Context()).Name
+	if s.branchJobs.DeleteDomain == nil {
+		return fmt.Errorf("delete domain %s: no job queue configured", quote(name))
+	}
+	_, err := s.store.DeleteDomain(r.Context(), name, s.branchJobs.DeleteDomain)
+	if errors.Is(err, store.ErrNotFound) {
+		return errDomainNotFound(name)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"name": name, "state": "deleting"})
+	return nil
+}
+
 type createTokenRequest struct {
 	Name     string   `json:"name"`
 	Domain   string   `json:"domain"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/lorebase/lorebase/store"
 )
 
 // healthz is liveness: the process answers.
@@ -55,13 +57,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, out)
 		return
 	}
-	var hnsw bool
-	if err := s.store.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'vector')`).Scan(&hnsw); err != nil {
+	if path, err := store.VectorSearch(ctx, s.store.Pool); err != nil {
 		s.log.WarnContext(ctx, "readiness: extensions unreadable", "error", err.Error())
-	} else if hnsw {
-		out.VectorSearch = "hnsw"
 	} else {
-		out.VectorSearch = "exact"
+		out.VectorSearch = path
 	}
 	writeJSON(w, http.StatusOK, out)
 }

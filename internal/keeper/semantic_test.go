@@ -186,6 +186,66 @@ func TestSemanticSearchWithTheHashEmbedder(t *testing.T) {
 	require.NotContains(t, a.keys(), "P-1")
 }
 
+// TestHybridWeights: a weight may be 0, in the configuration and in the
+// request (that ranking is left out), but not both once the request's are
+// laid over the configured ones: that is 400 naming both fields.
+func TestHybridWeights(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name          string
+		text, sem     int // configured
+		query         url.Values
+		status        int
+		semanticMatch *bool // whether some result is found by meaning only
+		likeSemantic  bool  // the results are those of mode=semantic
+	}{
+		{name: "configured semantic 0", text: 1, sem: 0, status: 200, semanticMatch: ptr(false)},
+		{name: "configured semantic 0, request 1", text: 1, sem: 0, query: url.Values{"semantic_weight": {"1"}}, status: 200, semanticMatch: ptr(true)},
+		{name: "configured text 0", text: 0, sem: 1, status: 200, likeSemantic: true},
+		{name: "configured semantic 0, request text 0", text: 1, sem: 0, query: url.Values{"text_weight": {"0"}}, status: 400},
+		{name: "request both 0", text: 1, sem: 1, query: url.Values{"text_weight": {"0"}, "semantic_weight": {"0"}}, status: 400},
+		{name: "request text 0", text: 1, sem: 1, query: url.Values{"text_weight": {"0"}}, status: 200, likeSemantic: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := testServer(t, func(cfg *config.Config) {
+				cfg.Search.Hybrid.TextWeight, cfg.Search.Hybrid.SemanticWeight = c.text, c.sem
+			})
+			e.createDomain("acme")
+			admin := e.token("acme", "admin", "admin")
+			e.putSchema("acme", "main", admin, semanticSchema)
+			seedParts(e, "acme", admin)
+			q := url.Values{"mode": {"hybrid"}, "q": {"bolt"}, "kind": {"Part"}, "limit": {"6"}}
+			for k, v := range c.query {
+				q[k] = v
+			}
+			r := e.do("GET", branchPath("acme", "main")+"/search?"+q.Encode(), admin, nil)
+			require.Equal(t, c.status, r.Status, r.String())
+			if c.status != 200 {
+				require.Contains(t, r.String(), `"field":"text_weight"`)
+				require.Contains(t, r.String(), `"field":"semantic_weight"`)
+				return
+			}
+			var a searchAnswer
+			r.Decode(t, &a)
+			require.NotEmpty(t, a.Results)
+			if c.semanticMatch != nil {
+				saw := false
+				for _, x := range a.Results {
+					saw = saw || x.Match == "semantic"
+				}
+				require.Equal(t, *c.semanticMatch, saw, "%v", a.Results)
+			}
+			if c.likeSemantic {
+				sem := e.search("acme", "main", admin, url.Values{"mode": {"semantic"}, "q": {"bolt"}, "kind": {"Part"}, "limit": {"6"}})
+				require.Equal(t, sem.keys(), a.keys(), "only the semantic ranking counts")
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 func TestSemanticSearchBadInput(t *testing.T) {
 	t.Parallel()
 	e := testServer(t)
@@ -355,10 +415,11 @@ func TestReembedOnSchemaChangeAndOverlays(t *testing.T) {
 	}
 	e.waitFor("re-embedding", func() bool {
 		e.must(http.StatusOK, "GET", branchPath("acme", "main"), admin, nil).Decode(t, &b)
-		p, _ := b.Progress["embedding"].(map[string]any)
+		kinds, _ := b.Progress["embedding"].(map[string]any)
+		p, _ := kinds["Part"].(map[string]any)
 		return p != nil && p["state"] == "done"
 	})
-	p := b.Progress["embedding"].(map[string]any)
+	p := b.Progress["embedding"].(map[string]any)["Part"].(map[string]any)
 	require.Equal(t, "Part", p["kind"])
 	require.EqualValues(t, len(parts), p["embedded"])
 	// "M8" is in names only: the new vectors no longer see it.
@@ -416,6 +477,22 @@ func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
+// waitReembedded waits until the branch shows the re-embedding of kind done.
+func (e *env) waitReembedded(domain, branch, token, kind string) {
+	e.t.Helper()
+	e.waitFor("the re-embedding of "+kind, func() bool {
+		var b struct {
+			Progress struct {
+				Embedding map[string]struct {
+					State string `json:"state"`
+				} `json:"embedding"`
+			} `json:"progress"`
+		}
+		e.must(http.StatusOK, "GET", branchPath(domain, branch), token, nil).Decode(e.t, &b)
+		return b.Progress.Embedding[kind].State == "done"
+	})
+}
+
 func TestHTTPEmbedder(t *testing.T) {
 	t.Parallel()
 	fake := &fakeEmbeddings{}
@@ -432,6 +509,9 @@ func TestHTTPEmbedder(t *testing.T) {
 	e.createDomain("acme")
 	admin := e.token("acme", "admin", "admin")
 	e.putSchema("acme", "main", admin, strings.Replace(semanticSchema, `"model": "hash"`, `"model": "fake-embed-1"`, 1))
+	// The schema's re-embedding (of no Records yet) ends before the Parts
+	// land, so only their commit's job embeds them.
+	e.waitReembedded("acme", "main", admin, "Part")
 	rev := seedParts(e, "acme", admin)
 	require.NotEmpty(t, rev)
 	fake.mu.Lock()

@@ -35,7 +35,8 @@ type Server struct {
 	// every request looks its token up).
 	tokens  *expirable.LRU[string, *store.Token]
 	handler http.Handler
-	// branchJobs queues branch copies and deletions in their transactions.
+	// branchJobs queues branch copies and deletions, and Domain deletions,
+	// in their transactions.
 	branchJobs store.BranchJobs
 	// merges computes diffs and merges and keeps Proposals.
 	merges *merge.Engine
@@ -123,6 +124,7 @@ func (s *Server) routes() http.Handler {
 		r.Route("/domains/{domain}", func(r chi.Router) {
 			r.Use(s.withDomain, s.traceRequests)
 			r.Get("/", s.handle(s.showDomain))
+			r.Delete("/", s.handle(s.deleteDomain))
 			r.With(s.cachedRead).Get("/revisions/{id}", s.handle(s.getRevision))
 			r.Get("/tokens", s.handle(s.listTokens))
 			r.Delete("/tokens/{id}", s.handle(s.revokeToken))

@@ -37,7 +37,7 @@ BEGIN
         fx := format(' AND x."values" ->> %L = %L', p_attribute, p_value);
     END IF;
     q := p_query::text;
-    hnsw := EXISTS (SELECT FROM pg_extension WHERE extname = 'vector');
+    hnsw := lb_vector_search() = 'hnsw';
     FOR i IN 1..cardinality(p_kinds) LOOP
         IF cardinality(p_query) <> p_dims[i] THEN
             RAISE EXCEPTION 'the query vector has % dimensions; kind % embeds %', cardinality(p_query), p_kinds[i], p_dims[i]

@@ -41,7 +41,9 @@ document.addEventListener("DOMContentLoaded", () => {
 function liveBranches() {
   const table = document.querySelector("table[data-live]");
   if (!table) return;
-  const busy = () => Array.from(table.querySelectorAll("td.state")).some((td) => td.textContent.trim() !== "ready");
+  // Busy while a branch is not ready or one of its Kinds re-embeds.
+  const busy = () => Array.from(table.querySelectorAll("td.state")).some((td) => td.textContent.trim() !== "ready") ||
+    table.querySelector('.reembed[data-state="queued"], .reembed[data-state="running"]') !== null;
   if (!busy()) return;
   const timer = setInterval(async () => {
     let data;
@@ -54,10 +56,23 @@ function liveBranches() {
       const row = table.querySelector('tr[data-branch="' + CSS.escape(b.name) + '"]');
       if (!row) continue;
       row.querySelector("td.state").textContent = b.state;
+      const cell = row.querySelector("td.job");
       let job = "";
       if (b.job) job = b.job.kind + " " + b.job.state + (b.job.last_error ? " — " + b.job.last_error : "");
-      if (b.progress) job += " " + JSON.stringify(b.progress);
-      row.querySelector("td.job").textContent = job;
+      const progress = Object.assign({}, b.progress || {});
+      const embedding = progress.embedding || {};
+      delete progress.embedding;
+      if (Object.keys(progress).length > 0) job += " " + JSON.stringify(progress);
+      cell.textContent = job;
+      // One line per Kind being re-embedded, as the page renders it.
+      for (const kind of Object.keys(embedding).sort()) {
+        const e = embedding[kind];
+        const span = document.createElement("span");
+        span.className = "reembed";
+        span.dataset.state = e.state;
+        span.textContent = "re-embedding " + e.kind + " (" + e.model + "): " + e.state + ", " + e.embedded + " of about " + e.total_estimate;
+        cell.append(" ", span);
+      }
     }
     if (!busy()) clearInterval(timer);
   }, 1000);

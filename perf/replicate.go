@@ -124,9 +124,11 @@ func (x replicaSQL) derived() []string {
 // the replica's numbers as literals), then
 // runs VACUUM ANALYZE. As superuser it inserts with the triggers off
 // (session_replication_role replica) and copies the word postings and
-// lexicon counts of the base (derived), which is several times faster than
-// the triggers ranking every word of every Record again; otherwise the
-// triggers keep them. A replica whose first Supplier exists is skipped, so
+// lexicon counts of the base (derived) instead of the triggers ranking
+// every word of every Record again; otherwise the triggers keep them. (On
+// the 2-core machine of docs/perf/load-10m-partial.txt the sixth 1M replica
+// took as long this way as the fifth with the triggers: the inserts into
+// indexes larger than memory dominate, not the ranking.) A replica whose first Supplier exists is skipped, so
 // an interrupted run resumes. It does nothing when cfg has no replicas.
 func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress io.Writer) (*ReplicateResult, error) {
 	res := &ReplicateResult{Replicas: max(cfg.Replicas, 1)}

@@ -174,6 +174,10 @@ func revisionVisible(ctx context.Context, tx pgx.Tx, b *Branch, cut int64, revBr
 	return false, nil
 }
 
+// forkCountCap bounds the change rows a fork at a past Revision reads back
+// to start its Record counts from its base's.
+const forkCountCap = 100000
+
 // CreateBranch forks a branch in one scoped transaction. The base's ref is
 // locked FOR SHARE, so commits in flight on it land first and the fork
 // point is its head (or At). An overlay is ready at once; a copy reads
@@ -258,6 +262,17 @@ func (s *Store) CreateBranch(ctx context.Context, domainID int32, req CreateBran
 			SELECT domain_id, $1, seq, document, compiled FROM schemas WHERE domain_id = lb_domain() AND branch_id = $2`,
 			info.ID, base.ID); err != nil {
 			return fmt.Errorf("copy schema: %w", err)
+		}
+		// The base's Record counts as of the fork start the branch's
+		// (migrations/0014_record_counts): copied Kind by Kind, whatever
+		// the number of Records; none when the base's counters cannot say
+		// them (the branch's counts are then walked).
+		if _, err := tx.Exec(ctx, `WITH c AS (SELECT lb_counts_at(lb_domain(), $2, $3, '', $4) AS j),
+			ins AS (INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+				SELECT lb_domain(), $1, e.key, e.value::bigint FROM c, jsonb_each_text(c.j) e)
+			UPDATE refs SET counts_from = $3 WHERE domain_id = lb_domain() AND id = $1 AND (SELECT c.j FROM c) IS NOT NULL`,
+			info.ID, base.ID, forkSeq, forkCountCap); err != nil {
+			return fmt.Errorf("start record counts: %w", err)
 		}
 		if req.Mode == ModeCopy {
 			if err := q.Copy(ctx, tx, domainID, info.ID, sch.Compiled); err != nil {

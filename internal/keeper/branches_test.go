@@ -327,7 +327,8 @@ func TestDeleteBranch(t *testing.T) {
 		commitBody("late", put("Supplier", "S-51", map[string]any{"name": "Late"})))
 	e.must(http.StatusNotFound, "DELETE", branchPath("acme", "work"), admin, nil)
 	e.waitGone("acme", "work")
-	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas"} {
+	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas",
+		"mat_counts", "mat_count_changes"} {
 		var n int
 		require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM `+tbl+` WHERE branch_id = $1`, id).Scan(&n))
 		require.Zero(t, n, tbl)

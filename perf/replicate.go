@@ -106,7 +106,8 @@ func (x replicaSQL) statements() []string {
 // cfg.Replicas-1 times with keys renumbered as supply.ReplicaKey does, in
 // set-based SQL, one transaction per replica (four INSERT ... SELECT with
 // the replica's numbers as literals), then
-// runs VACUUM ANALYZE. The word lexicon follows through its triggers. A
+// runs VACUUM ANALYZE. The word lexicon follows through its triggers, and
+// main's Record counters by one more statement per replica. A
 // replica whose first Supplier exists is skipped, so an interrupted run
 // resumes. It does nothing when cfg has no replicas.
 func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress io.Writer) (*ReplicateResult, error) {
@@ -161,6 +162,21 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 					return err
 				}
 				rows += tag.RowsAffected()
+			}
+			// main's Record counters (migrations/0014_record_counts): the
+			// replica holds as many Records of each Kind as the base. Its
+			// rows are no Revision's, so the counters' change rows cannot
+			// go back past this point: they start at the head.
+			if _, err := tx.Exec(ctx, `INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
+				SELECT $1, $2, kind, count(*) FROM mat_records
+				 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND `+(replicaSQL{base: c}).isBase("key")+`
+				 GROUP BY kind
+				ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records`, d.ID, branchID); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE refs SET counts_from = head_seq
+				WHERE domain_id = $1 AND id = $2 AND counts_from IS NOT NULL`, d.ID, branchID); err != nil {
+				return err
 			}
 			return nil
 		})

@@ -427,3 +427,32 @@ func TestBranchIsolation(t *testing.T) {
 	e.createBranchReq("beta", adminB, map[string]any{"name": "secret", "from": "main"})
 	e.must(http.StatusOK, "GET", branchPath("alpha", "secret"), adminA, nil)
 }
+
+// TestListBranchesWithoutOwnRows: own=false lists the branches without
+// their own-row counts; another value is 400 naming own.
+func TestListBranchesWithoutOwnRows(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	admin := e.withSupply("acme")
+	e.seedSupply("acme", admin, 3)
+	e.createBranchReq("acme", admin, map[string]any{"name": "ov", "from": "main"})
+	for _, c := range []struct {
+		query   string
+		wantOwn bool
+	}{
+		{"", true}, {"?own=true", true}, {"?own=false", false}, {"?own=false&limit=1&after=main", false},
+	} {
+		var page struct {
+			Branches []map[string]any `json:"branches"`
+		}
+		e.must(http.StatusOK, "GET", branchesPath("acme")+c.query, admin, nil).Decode(t, &page)
+		require.NotEmpty(t, page.Branches, c.query)
+		for _, b := range page.Branches {
+			_, has := b["own"]
+			require.Equal(t, c.wantOwn, has, "%s: %v", c.query, b["name"])
+			require.NotEmpty(t, b["state"], c.query)
+		}
+	}
+	r := e.must(http.StatusBadRequest, "GET", branchesPath("acme")+"?own=no", admin, nil)
+	require.Contains(t, r.JSON(t)["detail"], "own")
+}

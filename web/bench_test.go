@@ -144,6 +144,49 @@ func BenchmarkPages(b *testing.B) {
 		}
 		b.ReportMetric(0, "ns/op")
 	})
+	// The Records page's count from main's Record counters, and from the
+	// bounded walk it took before them (main made to keep no counters for
+	// that request), one after the other on fresh keyset positions.
+	b.Run("records of a Kind, counted by the counters and by the walk", func(b *testing.B) {
+		ctx := context.Background()
+		setWalk := func(walk bool) {
+			_, err := e.Store.Pool.Exec(ctx, `UPDATE refs SET counts_from = CASE WHEN $1 THEN NULL ELSE 0 END
+				WHERE name = 'main'`, walk)
+			require.NoError(b, err)
+		}
+		b.Cleanup(func() { setWalk(false) })
+		var counter, walk []time.Duration
+		// Keyset positions used once each: the response cache keeps
+		// answers by request, and the counters leave the head unchanged.
+		next := rng.IntN(counts.Parts)
+		for b.Loop() {
+			for _, w := range []bool{false, true} {
+				setWalk(w)
+				next = (next + 7) % counts.Parts
+				path := "/d/supply/records?kind=Part&after=" + gen.Key(supply.KindPart, next)
+				t0 := time.Now()
+				pg := br.get(path)
+				took := time.Since(t0)
+				if pg.Status != http.StatusOK {
+					b.Fatalf("GET %s: %d", path, pg.Status)
+				}
+				if w {
+					walk = append(walk, took)
+					require.Contains(b, pg.Body, "More than 10000 Records")
+				} else {
+					counter = append(counter, took)
+					require.Contains(b, pg.Body, ">"+strconv.Itoa(counts.Parts)+" Records.<")
+				}
+			}
+		}
+		p50, p95 := percentiles(counter)
+		b.ReportMetric(p50, "counters-p50-ms")
+		b.ReportMetric(p95, "counters-p95-ms")
+		p50, p95 = percentiles(walk)
+		b.ReportMetric(p50, "walk-p50-ms")
+		b.ReportMetric(p95, "walk-p95-ms")
+		b.ReportMetric(0, "ns/op")
+	})
 	for _, p := range append(pages, api...) {
 		b.Run(p.name, func(b *testing.B) {
 			var d []time.Duration

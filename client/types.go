@@ -279,8 +279,10 @@ type RecordPage struct {
 	Count   *RecordCount `json:"count,omitempty"`
 }
 
-// RecordCount is the number of Records a listing walks (RecordQuery.Count):
-// exact up to 10,000; beyond, 10,000 with Exact false.
+// RecordCount is the number of Records of a listing (RecordQuery.Count):
+// exact at any size from the branch's Record counters; where they cannot
+// say it (an older Revision), a walk, exact up to 10,000 and beyond that
+// 10,000 with Exact false.
 type RecordCount struct {
 	Records int  `json:"records"`
 	Exact   bool `json:"exact"`

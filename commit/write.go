@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sort"
 	"strconv"
 	"time"
 
@@ -369,6 +370,18 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	}); err != nil {
 		return nil, err
 	}
+	if kinds, deltas := countDeltas(st); len(kinds) > 0 {
+		// The branch's Record counts (migrations/0014_record_counts): its
+		// counter and this Revision's change of it, on a branch that
+		// keeps one.
+		batch.Queue(`WITH d AS (SELECT u.kind, u.delta FROM unnest($1::text[], $2::bigint[]) u(kind, delta)),
+			counted AS (SELECT 1 FROM refs WHERE domain_id = `+D+` AND id = `+B+` AND counts_from IS NOT NULL),
+			logged AS (INSERT INTO mat_count_changes (domain_id, branch_id, kind, seq, delta)
+				SELECT `+D+`, `+B+`, d.kind, `+seq+`, d.delta FROM d, counted)
+			INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
+			SELECT `+D+`, `+B+`, d.kind, d.delta FROM d, counted ORDER BY d.kind
+			ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records`, kinds, deltas)
+	}
 	if err := queue("lb_stage_history", hist, func(src string) string {
 		return `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
 			SELECT ` + D + `, ` + B + `, u.key, ` + seq + `, ` + lit(h.id) + `, u.op, u.kind, u.title, u.vals::jsonb, u.object_hash, u.provenance::jsonb
@@ -415,6 +428,36 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		return nil, fmt.Errorf("write commit: %w", err)
 	}
 	return res, nil
+}
+
+// countDeltas is what the commit changes in the branch's count of each
+// Kind's present Records, Kinds in name order, those it leaves unchanged
+// left out: a Record present before (on an overlay, as the branch read it
+// through its base) no longer counts for its old Kind, one present after
+// counts for its Kind.
+func countDeltas(st *state) ([]string, []int64) {
+	delta := map[string]int64{}
+	for _, key := range st.order {
+		r := st.records[key]
+		if r.had {
+			delta[r.oldKind]--
+		}
+		if r.exists {
+			delta[r.kindName]++
+		}
+	}
+	kinds := make([]string, 0, len(delta))
+	for k, n := range delta {
+		if n != 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	sort.Strings(kinds)
+	deltas := make([]int64, len(kinds))
+	for i, k := range kinds {
+		deltas[i] = delta[k]
+	}
+	return kinds, deltas
 }
 
 // sameJSON reports whether two decoded JSON values are equal as canonical JSON.

@@ -176,6 +176,8 @@ var (
 	historyTable     = table{name: "mat_history", cols: []string{"key", "seq"}, seq: true}
 	linkHistoryTable = table{name: "mat_link_history", cols: []string{"from_key", "relation", "to_key", "seq"}, seq: true}
 	lexiconTable     = table{name: "mat_lexicon", cols: []string{"word"}}
+	countsTable      = table{name: "mat_counts", cols: []string{"kind"}}
+	countChangeTable = table{name: "mat_count_changes", cols: []string{"kind", "seq"}, seq: true}
 	idempotencyTable = table{name: "idempotency_keys", cols: []string{"scope", "key"}}
 	// vectorsTable is walked along mat_vectors_branch_idx.
 	vectorsTable = table{name: "mat_vectors", cols: []string{"key", "spec", "seq"}, seq: true}

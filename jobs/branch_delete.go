@@ -37,13 +37,15 @@ func (BranchDeleteArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }
 // removes what is left. The vectors phase removes the vectors of the
 // versions the branch wrote, except those a copy made from it (or from a
 // branch made from it) still holds: copies keep their rows' versions and
-// share their vectors.
+// share their vectors. The counts phases remove the branch's Record
+// counters and their change rows.
 var deletePhases = []struct {
 	name string
 	t    table
 }{
 	{"records", recordsTable}, {"links", linksTable}, {"history", historyTable}, {"link_history", linkHistoryTable},
 	{"vectors", vectorsTable}, {"lexicon", lexiconTable}, {"idempotency_keys", idempotencyTable},
+	{"counts", countsTable}, {"count_changes", countChangeTable},
 }
 
 // Phases after the tables.

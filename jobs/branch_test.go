@@ -403,7 +403,8 @@ func TestDeleteRemovesEveryRowAndFreesTheName(t *testing.T) {
 func (f *fixture) rowsOf(t testing.TB, b int32) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas"} {
+	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas",
+		"mat_counts", "mat_count_changes"} {
 		if n := f.count(t, `SELECT count(*) FROM `+tbl+` WHERE domain_id = $1 AND branch_id = $2`, f.domain, b); n > 0 {
 			out[tbl] = n
 		}
@@ -434,4 +435,55 @@ func TestDeletingACopyStopsItsCopy(t *testing.T) {
 	require.Equal(t, map[string]int{}, f.rowsOf(t, b))
 	// main is never deletable.
 	require.ErrorIs(t, f.s.DeleteBranch(ctx, f.domain, "main", noJobs), store.ErrConflict)
+}
+
+// TestRecordCountersThroughCopyAndDelete: a copy job, stopped and resumed,
+// leaves the copy's Record counters saying what it holds (the counters
+// start from the base's as of the fork; copying changes no Record the
+// branch reads), and a delete job stopped in either counter phase and
+// resumed removes every counter row of the branch and none of main's.
+func TestRecordCountersThroughCopyAndDelete(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 100)
+	// main's counters as migration 0014 fills them (the fixture writes
+	// its rows in SQL, not through the commit pipeline).
+	f.exec(t, `INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3`, f.domain, f.main)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	stop := errors.New("stopped")
+	c := &jobs.Copier{Store: f.s, BatchRows: 10, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+		if st.Batch == 3 {
+			return stop
+		}
+		return nil
+	}}
+	require.ErrorIs(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}), stop)
+	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 10}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	held := f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted`, f.domain, b)
+	require.Positive(t, held)
+	require.Equal(t, held, f.count(t, `SELECT sum(records)::int FROM mat_counts WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+
+	// More counter rows than a batch, in both tables.
+	f.exec(t, `INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+		SELECT $1, $2, 'K' || i, i FROM generate_series(1, 30) i`, f.domain, b)
+	f.exec(t, `INSERT INTO mat_count_changes (domain_id, branch_id, kind, seq, delta)
+		SELECT $1, $2, 'K' || (i % 30 + 1), 1000 + i, 1 FROM generate_series(1, 60) i`, f.domain, b)
+	mainRows := f.rowsOf(t, f.main)
+	require.NoError(t, f.s.DeleteBranch(ctx, f.domain, "copy", noJobs))
+	for _, phase := range []string{"counts", "count_changes"} {
+		d := &jobs.Deleter{Store: f.s, BatchRows: 9, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+			if st.Phase == phase {
+				return stop
+			}
+			return nil
+		}}
+		require.ErrorIs(t, d.Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}), stop, phase)
+		_, p := f.progress(t, b)
+		require.Equal(t, phase, p["phase"], "stopped within the phase")
+	}
+	require.NoError(t, (&jobs.Deleter{Store: f.s, BatchRows: 9}).Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}))
+	require.Equal(t, map[string]int{}, f.rowsOf(t, b))
+	require.Equal(t, mainRows, f.rowsOf(t, f.main))
 }

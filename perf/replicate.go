@@ -128,8 +128,10 @@ func (x replicaSQL) derived() []string {
 // every word of every Record again; otherwise the triggers keep them. (On
 // the 2-core machine of docs/perf/load-10m-partial.txt the sixth 1M replica
 // took as long this way as the fifth with the triggers: the inserts into
-// indexes larger than memory dominate, not the ranking.) A replica whose first Supplier exists is skipped, so
-// an interrupted run resumes. It does nothing when cfg has no replicas.
+// indexes larger than memory dominate, not the ranking.) Main's Record
+// counters gain each replica by one more statement. A replica whose first
+// Supplier exists is skipped, so an interrupted run resumes. It does
+// nothing when cfg has no replicas.
 func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress io.Writer) (*ReplicateResult, error) {
 	res := &ReplicateResult{Replicas: max(cfg.Replicas, 1)}
 	if cfg.Replicas <= 1 {
@@ -194,6 +196,21 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 					return err
 				}
 				rows += tag.RowsAffected()
+			}
+			// main's Record counters (migrations/0014_record_counts): the
+			// replica holds as many Records of each Kind as the base. Its
+			// rows are no Revision's, so the counters' change rows cannot
+			// go back past this point: they start at the head.
+			if _, err := tx.Exec(ctx, `INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
+				SELECT $1, $2, kind, count(*) FROM mat_records
+				 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND `+(replicaSQL{base: c}).isBase("key")+`
+				 GROUP BY kind
+				ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records`, d.ID, branchID); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE refs SET counts_from = head_seq
+				WHERE domain_id = $1 AND id = $2 AND counts_from IS NOT NULL`, d.ID, branchID); err != nil {
+				return err
 			}
 			return nil
 		})

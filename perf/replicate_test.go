@@ -120,6 +120,14 @@ func TestReplicate(t *testing.T) {
 		res.DomainID).Scan(&lexiconOff))
 	require.Zero(t, lexiconOff, "lexicon words whose count differs from the Records holding them")
 
+	// main's Record counters say what it holds, per Kind.
+	for _, kind := range []string{supply.KindSupplier, supply.KindWarehouse, supply.KindPart, supply.KindPurchaseOrder, supply.KindRiskFlag} {
+		var counted int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT records FROM mat_counts WHERE domain_id = $1 AND kind = $2`,
+			res.DomainID, kind).Scan(&counted))
+		require.Equal(t, g.Counts().Of(kind), counted, kind)
+	}
+
 	again, err := perf.Replicate(ctx, s, cfg, nil)
 	require.NoError(t, err)
 	require.Equal(t, 0, again.Copied)

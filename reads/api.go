@@ -134,21 +134,25 @@ type PageQuery struct {
 	Attribute string // with Value: query by an indexed Attribute
 	Value     string
 	At        string
-	// Count asks for the number of Records the listing walks (of the Kind,
-	// at the head or as of At), counted up to the Reader's count cap.
+	// Count asks for the number of Records of the listing (of the Kind,
+	// at the head or as of At): exact from the branch's Record counters
+	// where they can say it, else walked up to the Reader's count cap.
 	Count bool
 }
 
-// DefaultCountCap bounds the Records a count walks: beyond it the count
-// says "at least DefaultCountCap" (Exact false). Its cost is at most that
-// of one page of that many Records. At most 10,000 (lb_page's bound).
+// DefaultCountCap bounds the Records a count walks where the branch's
+// Record counters cannot answer (a branch without counters, a Revision
+// older than they reach back): beyond it the count says "at least
+// DefaultCountCap" (Exact false). Its cost is at most that of one page of
+// that many Records. At most 10,000 (lb_page's bound).
 const DefaultCountCap = 10000
 
-// RecordCount is the number of Records a listing walks: exact up to the
-// Reader's count cap, else the cap with Exact false.
+// RecordCount is the number of Records of a listing: exact (from the
+// branch's counters, whatever the number, or walked up to the Reader's
+// count cap), else the cap with Exact false.
 type RecordCount struct {
-	Records int  `json:"records"`
-	Exact   bool `json:"exact"`
+	Records int64 `json:"records"`
+	Exact   bool  `json:"exact"`
 }
 
 // Page is a keyset page; Next is the key to pass as After ("" at the end).

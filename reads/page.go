@@ -37,11 +37,29 @@ func (r *Reader) Page(ctx context.Context, domainID int32, branch string, q Page
 	return p, nil
 }
 
-// count counts the Records of the listing q walks, at most the count cap of
-// them: one bounded walk of the same keyset order, no stored counter.
+// count counts the Records of the listing q walks: exactly from the
+// branch's Record counters (lb_count) when they can say it, at the head or
+// as of a recent Revision; otherwise by one bounded walk of the same keyset
+// order, at most the count cap of them.
 func (r *Reader) count(ctx context.Context, domainID int32, branch string, q PageQuery) (*RecordCount, error) {
-	var n int
-	err := r.store.Read(ctx, domainID, `SELECT count(*) FROM lb_page($1, $2, '', $3, lb_at_seq($1, $4))`,
+	var exact *int64
+	err := r.store.Read(ctx, domainID, `SELECT lb_count($1, $2, lb_at_seq($1, $3))`, []any{branch, q.Kind, q.At},
+		func(rows pgx.Rows) error {
+			for rows.Next() {
+				if err := rows.Scan(&exact); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, translate("count records", err)
+	}
+	if exact != nil {
+		return &RecordCount{Records: *exact, Exact: true}, nil
+	}
+	var n int64
+	err = r.store.Read(ctx, domainID, `SELECT count(*) FROM lb_page($1, $2, '', $3, lb_at_seq($1, $4))`,
 		[]any{branch, q.Kind, min(r.cfg.CountCap, DefaultCountCap) + 1, q.At}, func(rows pgx.Rows) error {
 			for rows.Next() {
 				if err := rows.Scan(&n); err != nil {
@@ -53,7 +71,7 @@ func (r *Reader) count(ctx context.Context, domainID int32, branch string, q Pag
 	if err != nil {
 		return nil, translate("count records", err)
 	}
-	if capN := min(r.cfg.CountCap, DefaultCountCap); n > capN {
+	if capN := int64(min(r.cfg.CountCap, DefaultCountCap)); n > capN {
 		return &RecordCount{Records: capN}, nil
 	}
 	return &RecordCount{Records: n, Exact: true}, nil

@@ -176,6 +176,10 @@ func revisionVisible(ctx context.Context, tx pgx.Tx, b *Branch, cut int64, revBr
 	return false, nil
 }
 
+// forkCountCap bounds the change rows a fork at a past Revision reads back
+// to start its Record counts from its base's.
+const forkCountCap = 100000
+
 // CreateBranch forks a branch in one scoped transaction. The base's ref is
 // locked FOR SHARE, so commits in flight on it land first and the fork
 // point is its head (or At). An overlay is ready at once; a copy reads
@@ -261,6 +265,17 @@ func (s *Store) CreateBranch(ctx context.Context, domainID int32, req CreateBran
 			info.ID, base.ID); err != nil {
 			return fmt.Errorf("copy schema: %w", err)
 		}
+		// The base's Record counts as of the fork start the branch's
+		// (migrations/0014_record_counts): copied Kind by Kind, whatever
+		// the number of Records; none when the base's counters cannot say
+		// them (the branch's counts are then walked).
+		if _, err := tx.Exec(ctx, `WITH c AS (SELECT lb_counts_at(lb_domain(), $2, $3, '', $4) AS j),
+			ins AS (INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+				SELECT lb_domain(), $1, e.key, e.value::bigint FROM c, jsonb_each_text(c.j) e)
+			UPDATE refs SET counts_from = $3 WHERE domain_id = lb_domain() AND id = $1 AND (SELECT c.j FROM c) IS NOT NULL`,
+			info.ID, base.ID, forkSeq, forkCountCap); err != nil {
+			return fmt.Errorf("start record counts: %w", err)
+		}
 		if req.Mode == ModeCopy {
 			if err := q.Copy(ctx, tx, domainID, info.ID, sch.Compiled); err != nil {
 				return fmt.Errorf("queue branch copy: %w", err)
@@ -278,25 +293,33 @@ func (s *Store) CreateBranch(ctx context.Context, domainID int32, req CreateBran
 	return out, nil
 }
 
-// branchInfoSQL reads branches with their base's name; the own-row counts
-// are capped at $cap.
-const branchInfoSQL = `SELECT r.id, r.name, r.mode, r.state, b.name, r.fork_revision, r.head, r.progress, r.created_at,
-	(SELECT count(*) FROM (SELECT 1 FROM mat_records m WHERE m.domain_id = r.domain_id AND m.branch_id = r.id LIMIT %[1]d) x),
-	(SELECT count(*) FROM (SELECT 1 FROM mat_links l WHERE l.domain_id = r.domain_id AND l.branch_id = r.id LIMIT %[1]d) x)
+// branchInfoSQL reads branches with their base's name and, when capN > 0,
+// their own-row counts capped at capN (each reads up to capN index entries
+// of the branch); otherwise NULL counts.
+func branchInfoSQL(capN int64) string {
+	own := `NULL::bigint, NULL::bigint`
+	if capN > 0 {
+		own = fmt.Sprintf(`(SELECT count(*) FROM (SELECT 1 FROM mat_records m WHERE m.domain_id = r.domain_id AND m.branch_id = r.id LIMIT %[1]d) x),
+	(SELECT count(*) FROM (SELECT 1 FROM mat_links l WHERE l.domain_id = r.domain_id AND l.branch_id = r.id LIMIT %[1]d) x)`, capN)
+	}
+	return `SELECT r.id, r.name, r.mode, r.state, b.name, r.fork_revision, r.head, r.progress, r.created_at,
+	` + own + `
 	FROM refs r LEFT JOIN refs b ON b.domain_id = r.domain_id AND b.id = r.base_id
 	WHERE r.domain_id = lb_domain() AND r.state <> 'deleting'`
+}
 
 func scanBranchInfos(rows pgx.Rows, capN int64, out *[]BranchInfo) error {
 	var err error
 	*out, err = pgx.AppendRows(*out, rows, func(row pgx.CollectableRow) (BranchInfo, error) {
 		var b BranchInfo
-		var own OwnRows
+		var records, links *int64
 		if err := row.Scan(&b.ID, &b.Name, &b.Mode, &b.State, &b.Base, &b.ForkRevision, &b.Head, &b.Progress, &b.CreatedAt,
-			&own.Records, &own.Links); err != nil {
+			&records, &links); err != nil {
 			return b, fmt.Errorf("scan branch: %w", err)
 		}
-		own.Capped = own.Records >= capN || own.Links >= capN
-		b.Own = &own
+		if records != nil && links != nil {
+			b.Own = &OwnRows{Records: *records, Links: *links, Capped: *records >= capN || *links >= capN}
+		}
 		return b, nil
 	})
 	return err
@@ -304,15 +327,20 @@ func scanBranchInfos(rows pgx.Rows, capN int64, out *[]BranchInfo) error {
 
 // ListBranches lists the Domain's branches (not those being deleted) by
 // name after `after`, at most limit, with own-row counts capped at
-// ListOwnRowsCap per branch.
-func (s *Store) ListBranches(ctx context.Context, domainID int32, after string, limit int) ([]BranchInfo, error) {
+// ListOwnRowsCap per branch when own is set (without, Own is nil and no
+// branch's rows are read).
+func (s *Store) ListBranches(ctx context.Context, domainID int32, after string, limit int, own bool) ([]BranchInfo, error) {
 	if limit < 1 {
 		limit = 50
 	}
 	var out []BranchInfo
-	sql := fmt.Sprintf(branchInfoSQL, ListOwnRowsCap) + ` AND r.name COLLATE "C" > $1 ORDER BY r.name COLLATE "C" LIMIT $2`
+	capN := int64(0)
+	if own {
+		capN = ListOwnRowsCap
+	}
+	sql := branchInfoSQL(capN) + ` AND r.name COLLATE "C" > $1 ORDER BY r.name COLLATE "C" LIMIT $2`
 	err := s.Read(ctx, domainID, sql, []any{after, limit}, func(rows pgx.Rows) error {
-		return scanBranchInfos(rows, ListOwnRowsCap, &out)
+		return scanBranchInfos(rows, capN, &out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list branches: %w", err)
@@ -325,7 +353,7 @@ func (s *Store) ListBranches(ctx context.Context, domainID int32, after string, 
 // A missing or deleting branch is ErrNotFound.
 func (s *Store) GetBranch(ctx context.Context, domainID int32, name string) (*BranchInfo, error) {
 	var out []BranchInfo
-	sql := fmt.Sprintf(branchInfoSQL, OwnRowsCap) + ` AND r.name = $1`
+	sql := branchInfoSQL(OwnRowsCap) + ` AND r.name = $1`
 	err := s.Read(ctx, domainID, sql, []any{name}, func(rows pgx.Rows) error {
 		return scanBranchInfos(rows, OwnRowsCap, &out)
 	})

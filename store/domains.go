@@ -29,7 +29,7 @@ func (s *Store) CreateDomain(ctx context.Context, name string) (*Domain, error) 
 			return Translate(err)
 		}
 		var branchID int32
-		if err := tx.QueryRow(ctx, `INSERT INTO refs (domain_id, name) VALUES ($1, 'main') RETURNING id`, d.ID).Scan(&branchID); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO refs (domain_id, name, counts_from) VALUES ($1, 'main', 0) RETURNING id`, d.ID).Scan(&branchID); err != nil {
 			return fmt.Errorf("create branch main: %w", err)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO schemas (domain_id, branch_id, seq, document, compiled)

@@ -58,12 +58,17 @@ func (h *Handler) base(r *http.Request, title, path string, keep ...string) (*vi
 	return v, h.fetch(r, v)
 }
 
-// fetch reads the branches for the switcher and runs the page's own API
-// reads, all at once (each is a request of its own to the API). The first
-// failing read of the page, in order, is the error; the switcher's comes
-// last.
+// fetch checks the session's token if that is pending, reads the branches
+// for the switcher and runs the page's own API reads, all at once (each is
+// a request of its own to the API). The first failing read, in order, is
+// the error: the token's check, the page's reads, the switcher's.
 func (h *Handler) fetch(r *http.Request, v *view, reads ...func() error) error {
-	fns := append(reads, func() error { return h.switcher(r, v) })
+	var fns []func() error
+	if s := sessionFrom(r.Context()); s != nil && s.pending {
+		fns = append(fns, func() error { return h.checkSession(r.Context(), s) })
+	}
+	fns = append(fns, reads...)
+	fns = append(fns, func() error { return h.switcher(r, v) })
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	for i, f := range fns {
@@ -78,11 +83,15 @@ func (h *Handler) fetch(r *http.Request, v *view, reads ...func() error) error {
 	return nil
 }
 
+// branchesQuery lists the first 100 branches without their own-row counts,
+// which no page shows (each reads up to 2,000 index entries per branch).
+func branchesQuery() url.Values { return url.Values{"limit": {"100"}, "own": {"false"}} }
+
 // switcher lists the Domain's branches (the first 100, and the page's).
 func (h *Handler) switcher(r *http.Request, v *view) error {
 	s := sessionFrom(r.Context())
 	var bl branchList
-	if err := h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/branches", url.Values{"limit": {"100"}}, &bl); err != nil {
+	if err := h.api.get(r.Context(), s.token, domainPath(v.Domain)+"/branches", branchesQuery(), &bl); err != nil {
 		return err
 	}
 	v.branchInfos = bl.Branches
@@ -120,6 +129,10 @@ func atQuery(v *view, q url.Values) url.Values {
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
+	if err := h.checkSession(r.Context(), s); err != nil {
+		h.renderError(w, r, nil, err)
+		return
+	}
 	if !s.who.Bootstrap {
 		http.Redirect(w, r, "/d/"+seg(s.who.Domain)+"/", http.StatusSeeOther)
 		return
@@ -169,7 +182,7 @@ func (h *Handler) domainPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) branchesJSON(w http.ResponseWriter, r *http.Request) {
 	s := sessionFrom(r.Context())
 	var bl branchList
-	if err := h.api.get(r.Context(), s.token, domainPath(urlParam(r, "domain"))+"/branches", url.Values{"limit": {"100"}}, &bl); err != nil {
+	if err := h.api.get(r.Context(), s.token, domainPath(urlParam(r, "domain"))+"/branches", branchesQuery(), &bl); err != nil {
 		writeJSONError(w, err)
 		return
 	}

@@ -104,6 +104,11 @@ func (v *view) CanWrite(branch string) bool {
 // 500 (the page was not written yet: it renders into a buffer first).
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
 	if s := sessionFrom(r.Context()); s != nil {
+		// A page that read nothing has not checked its token yet.
+		if err := h.checkSession(r.Context(), s); err != nil && name != "error" {
+			h.renderError(w, r, v, err)
+			return
+		}
 		if v.Who == nil {
 			v.Who = &s.who
 		}
@@ -133,6 +138,11 @@ type errorData struct {
 // renderError shows an error as a person can act on it. A 401 (the token
 // was revoked or expired) sends them to sign in again.
 func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, v *view, err error) {
+	if s := sessionFrom(r.Context()); s != nil && statusOf(h.checkSession(r.Context(), s)) == http.StatusUnauthorized {
+		// Whatever else failed, a token the API no longer accepts means
+		// signing in again.
+		err = s.checkErr
+	}
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		h.log.ErrorContext(r.Context(), "web page", "path", r.URL.Path, "err", err)

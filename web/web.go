@@ -140,10 +140,25 @@ func cacheStatic(next http.Handler) http.Handler {
 
 type sessionKey struct{}
 
-// session is the signed-in person: their token and who it is.
+// session is the signed-in person: their token and who it is. On a GET the
+// token's check (GET /v1/whoami) is pending until checkSession: a page
+// runs it alongside its own API reads (fetch), which authenticate the
+// token again anyway.
 type session struct {
-	token string
-	who   client.Whoami
+	token    string
+	who      client.Whoami
+	pending  bool
+	checkErr error
+}
+
+// checkSession checks the session's token once (GET /v1/whoami, filling
+// who) and returns the check's error.
+func (h *Handler) checkSession(ctx context.Context, s *session) error {
+	if s.pending {
+		s.pending = false
+		s.checkErr = h.api.get(ctx, s.token, "/v1/whoami", nil, &s.who)
+	}
+	return s.checkErr
 }
 
 func sessionFrom(ctx context.Context) *session {
@@ -153,7 +168,8 @@ func sessionFrom(ctx context.Context) *session {
 
 // requireSession reads the session cookie; without one (or with a token
 // the API no longer accepts) the person is sent to sign in and brought
-// back afterwards.
+// back afterwards. A form post's token is checked before its handler runs;
+// a GET's when the page reads (fetch) or renders (checkSession).
 func (h *Handler) requireSession(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(sessionCookie)
@@ -161,8 +177,12 @@ func (h *Handler) requireSession(next http.Handler) http.Handler {
 			h.toSignIn(w, r, "")
 			return
 		}
-		s := &session{token: c.Value}
-		if err := h.api.get(r.Context(), s.token, "/v1/whoami", nil, &s.who); err != nil {
+		s := &session{token: c.Value, pending: true}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)))
+			return
+		}
+		if err := h.checkSession(r.Context(), s); err != nil {
 			if statusOf(err) == http.StatusUnauthorized {
 				h.clearSession(w, r)
 				h.toSignIn(w, r, "Your token is no longer accepted (revoked or expired). Sign in again.")

@@ -326,3 +326,28 @@ func TestRevisionChangesPaged(t *testing.T) {
 	require.NotContains(t, second, ">B-199<")
 	require.NotContains(t, second, "Next changes")
 }
+
+// TestRecordsPageExactCount: past the 10,000 Records a walk would count,
+// the Records page shows the exact number, as the API says it.
+func TestRecordsPageExactCount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.supply()
+	before := e.api(http.StatusOK, "GET", bpath("supply", "main")+"/records?kind=Supplier&count=true&limit=1", f.Admin, nil)["count"].(map[string]any)
+	const perCommit, commits = 3400, 3
+	for c := range commits {
+		changes := make([]map[string]any, 0, perCommit)
+		for i := range perCommit {
+			changes = append(changes, put("Supplier", fmt.Sprintf("C-%d-%04d", c, i), map[string]any{"name": "Counted"}))
+		}
+		e.commit("supply", "main", f.Admin, "Load", changes...)
+	}
+	want := int(before["records"].(float64)) + perCommit*commits
+	got := e.api(http.StatusOK, "GET", bpath("supply", "main")+"/records?kind=Supplier&count=true&limit=1", f.Admin, nil)["count"]
+	require.Equal(t, map[string]any{"records": float64(want), "exact": true}, got)
+	b := e.browser()
+	b.signIn(f.Reader)
+	page := b.mustGet("/d/supply/records?kind=Supplier")
+	require.Contains(t, page, fmt.Sprintf(">%d Records.<", want))
+	require.NotContains(t, page, "More than")
+}

@@ -31,11 +31,19 @@ type branchPage struct {
 	Next     string             `json:"next,omitempty"`
 }
 
-// listBranches: GET /v1/domains/{domain}/branches?limit=&after=NAME, by
-// name, with each branch's own-row counts (capped).
+// listBranches: GET /v1/domains/{domain}/branches?limit=&after=NAME&own=,
+// by name, with each branch's own-row counts (capped) unless own=false.
 func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
-	if err := checkQuery(r, "limit", "after"); err != nil {
+	if err := checkQuery(r, "limit", "after", "own"); err != nil {
 		return err
+	}
+	own := true
+	switch v := r.URL.Query().Get("own"); v {
+	case "", "true":
+	case "false":
+		own = false
+	default:
+		return badRequest("own", "invalid", "own must be true or false.")
 	}
 	limit, err := queryLimit(r, s.cfg.Read.Page.DefaultLimit, s.cfg.Read.Page.MaxLimit)
 	if err != nil {
@@ -45,7 +53,7 @@ func (s *Server) listBranches(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	bs, err := s.store.ListBranches(r.Context(), domainFrom(r.Context()).ID, after, limit+1)
+	bs, err := s.store.ListBranches(r.Context(), domainFrom(r.Context()).ID, after, limit+1, own)
 	if err != nil {
 		return err
 	}

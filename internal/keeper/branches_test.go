@@ -327,7 +327,8 @@ func TestDeleteBranch(t *testing.T) {
 		commitBody("late", put("Supplier", "S-51", map[string]any{"name": "Late"})))
 	e.must(http.StatusNotFound, "DELETE", branchPath("acme", "work"), admin, nil)
 	e.waitGone("acme", "work")
-	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas"} {
+	for _, tbl := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "idempotency_keys", "schemas",
+		"mat_counts", "mat_count_changes"} {
 		var n int
 		require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT count(*) FROM `+tbl+` WHERE branch_id = $1`, id).Scan(&n))
 		require.Zero(t, n, tbl)
@@ -425,4 +426,33 @@ func TestBranchIsolation(t *testing.T) {
 	// A name used in alpha is free in beta.
 	e.createBranchReq("beta", adminB, map[string]any{"name": "secret", "from": "main"})
 	e.must(http.StatusOK, "GET", branchPath("alpha", "secret"), adminA, nil)
+}
+
+// TestListBranchesWithoutOwnRows: own=false lists the branches without
+// their own-row counts; another value is 400 naming own.
+func TestListBranchesWithoutOwnRows(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	admin := e.withSupply("acme")
+	e.seedSupply("acme", admin, 3)
+	e.createBranchReq("acme", admin, map[string]any{"name": "ov", "from": "main"})
+	for _, c := range []struct {
+		query   string
+		wantOwn bool
+	}{
+		{"", true}, {"?own=true", true}, {"?own=false", false}, {"?own=false&limit=1&after=main", false},
+	} {
+		var page struct {
+			Branches []map[string]any `json:"branches"`
+		}
+		e.must(http.StatusOK, "GET", branchesPath("acme")+c.query, admin, nil).Decode(t, &page)
+		require.NotEmpty(t, page.Branches, c.query)
+		for _, b := range page.Branches {
+			_, has := b["own"]
+			require.Equal(t, c.wantOwn, has, "%s: %v", c.query, b["name"])
+			require.NotEmpty(t, b["state"], c.query)
+		}
+	}
+	r := e.must(http.StatusBadRequest, "GET", branchesPath("acme")+"?own=no", admin, nil)
+	require.Contains(t, r.JSON(t)["detail"], "own")
 }

@@ -214,7 +214,7 @@ func (e *env) createBranch(domain, name string) {
 	e.t.Helper()
 	ctx := context.Background()
 	_, err := e.Store.Pool.Exec(ctx, `WITH d AS (SELECT id FROM domains WHERE name = $1),
-		r AS (INSERT INTO refs (domain_id, name) SELECT id, $2 FROM d RETURNING domain_id, id)
+		r AS (INSERT INTO refs (domain_id, name, counts_from) SELECT id, $2, 0 FROM d RETURNING domain_id, id)
 		INSERT INTO schemas (domain_id, branch_id, seq, document, compiled)
 		SELECT r.domain_id, r.id, 0, s.document, s.compiled FROM r
 		JOIN refs m ON m.domain_id = r.domain_id AND m.name = 'main'
@@ -237,7 +237,7 @@ func (e *env) rowCounts() map[string]int {
 // domainTables are the tables holding Domain data.
 var domainTables = []string{"tokens", "refs", "schemas", "revisions", "objects", "idempotency_keys",
 	"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon",
-	"merge_bases", "proposals", "proposal_resolutions", "mat_vectors"}
+	"merge_bases", "proposals", "proposal_resolutions", "mat_vectors", "mat_counts", "mat_count_changes"}
 
 // branchPath is the path of a branch, its name escaped.
 func branchPath(domain, branch string) string {

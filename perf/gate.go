@@ -12,13 +12,13 @@ import (
 type GateOptions struct {
 	// Rounds is how many times every read is measured, one read after
 	// the other in each round (the rounds spread each read over the run).
-	Rounds int
+	Rounds int `json:"rounds"`
 	// Pairs is the number of timed pairs (one floor call, one read call)
 	// per read and round.
-	Pairs int
+	Pairs int `json:"pairs"`
 	// Warmup is the number of untimed pairs per read before the first
 	// round.
-	Warmup int
+	Warmup int `json:"warmup"`
 }
 
 // DefaultGateOptions are the gate's rounds and pairs (make perf-check).

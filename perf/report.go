@@ -75,6 +75,15 @@ type Report struct {
 	ResidencySkipped string `json:"residency_skipped,omitempty"`
 	// Prewarm is storage prewarm run before the reads (nil: not run).
 	Prewarm *PrewarmRun `json:"prewarm,omitempty"`
+	// PrewarmForGate tells that Prewarm ran after the reads pass, for the
+	// floor-paired measurement (--prewarm not given).
+	PrewarmForGate bool `json:"prewarm_for_gate,omitempty"`
+	// Gate is the reads paired call by call with the floor (nil: not
+	// run; --check-baseline and --write-baseline run it).
+	Gate *Gate `json:"gate,omitempty"`
+	// BeforeReads is SQL run on the measured copy before the reads
+	// (--before-reads; empty: none).
+	BeforeReads string `json:"before_reads,omitempty"`
 	// Check is the comparison with a baseline (nil: none).
 	Check *Check `json:"check,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
@@ -155,6 +164,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.ReadTimeLimit > 0 {
 		p("- Each read, role and pass stops after %s (warm-up included) if its calls have not finished: n is the number of timed calls measured, marked * when the limit cut it short.", r.ReadTimeLimit)
 	}
+	if r.BeforeReads != "" {
+		p("- Run on the measured copy before the reads (--before-reads): `%s`.", r.BeforeReads)
+	}
 	if r.ColdWarm != nil {
 		p("- Cold and warm: the Reads table below is the warm pass (see Cold and warm reads).")
 	}
@@ -194,6 +206,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 				stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio), count(x.Owner), count(x.RLS))
 		}
 	}
+	r.writeGate(p)
 	r.writeCheck(p)
 	r.writeColdWarm(p)
 	r.writePrewarm(p)

@@ -62,8 +62,12 @@ func (r *Report) writePrewarm(p func(string, ...any)) {
 			partial++
 		}
 	}
-	p("`storage prewarm --domain %s` (the storage command's code) before the reads: %s loaded into shared buffers in %s (budget %s, shared_buffers %s), %d relations (%d partly), %d left out past the budget.",
-		res.Domain, mib(res.Loaded), pr.Took.Round(time.Millisecond), mib(res.Budget), mib(res.SharedBuffers), len(res.Steps), partial, len(res.Skipped))
+	when := "before the reads"
+	if r.PrewarmForGate {
+		when = "after the reads pass, before the reads paired with the floor"
+	}
+	p("`storage prewarm --domain %s` (the storage command's code) %s: %s loaded into shared buffers in %s (budget %s, shared_buffers %s), %d relations (%d partly), %d left out past the budget.",
+		res.Domain, when, mib(res.Loaded), pr.Took.Round(time.Millisecond), mib(res.Budget), mib(res.SharedBuffers), len(res.Steps), partial, len(res.Skipped))
 }
 
 // writeResidency writes what shared buffers held at moments of the run.

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 	"github.com/lorebase/lorebase/store"
@@ -69,9 +71,14 @@ func run() error {
 	explainSamples := fs.Int("explain-samples", 3, "calls explained per read to pick the slowest")
 	prewarm := fs.Bool("prewarm", false, "run storage prewarm for the Domain before the reads, with the cache residency before and after")
 	residencyTop := fs.Int("residency-top", 12, "relations listed per cache residency snapshot (pg_buffercache; 0: no snapshots)")
-	writeBaseline := fs.String("write-baseline", "", "write the reads' ratios to the floor of this run as the baseline file of --check-baseline")
-	checkBaseline := fs.String("check-baseline", "", "compare each read's ratio to the floor with this baseline file and fail past --check-tolerance times it")
-	checkTolerance := fs.Float64("check-tolerance", perf.DefaultCheckTolerance, "how many times its baseline ratio a read may reach before --check-baseline fails")
+	writeBaseline := fs.String("write-baseline", "", "measure the reads paired with the floor and write their ratios to the floor as the baseline file of --check-baseline")
+	checkBaseline := fs.String("check-baseline", "", "measure the reads paired with the floor, compare each read's ratio to the floor with this baseline file and fail past its tolerance")
+	checkTolerance := fs.Float64("check-tolerance", perf.DefaultCheckTolerance, "how many times its baseline ratio a read may reach before --check-baseline fails (a read whose rounds' upper quartile over their lower quartile was wider in the baseline run gets that spread)")
+	gateDefaults := perf.DefaultGateOptions()
+	gateRounds := fs.Int("gate-rounds", gateDefaults.Rounds, "rounds over every read of the floor-paired measurement (--check-baseline, --write-baseline)")
+	gatePairs := fs.Int("gate-pairs", gateDefaults.Pairs, "timed pairs (a floor call and a read call) per read and round of the floor-paired measurement")
+	gateWarmup := fs.Int("gate-warmup", gateDefaults.Warmup, "untimed pairs per read before the first round of the floor-paired measurement")
+	beforeReads := fs.String("before-reads", "", "SQL run as the owner on the measured copy after the per-Attribute indexes are built, before the reads (for example to drop an index and see the gate fail); refused with --in-place")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (pprof) of the run to this file")
 	_ = fs.Parse(os.Args[1:])
 	if *cpuProfile != "" {
@@ -99,6 +106,14 @@ func run() error {
 	}
 	if (*checkBaseline != "" || *writeBaseline != "") && !parts.Has(perf.PartReads) {
 		return fmt.Errorf("--check-baseline and --write-baseline need the reads part")
+	}
+	gateOpts := perf.GateOptions{Rounds: *gateRounds, Pairs: *gatePairs, Warmup: *gateWarmup}
+	if gateOpts.Rounds < 1 || gateOpts.Pairs < 1 || gateOpts.Warmup < 0 {
+		return fmt.Errorf("--gate-rounds %d, --gate-pairs %d, --gate-warmup %d: rounds and pairs must be at least 1, warm-up pairs at least 0",
+			gateOpts.Rounds, gateOpts.Pairs, gateOpts.Warmup)
+	}
+	if *beforeReads != "" && f.InPlace {
+		return fmt.Errorf("--before-reads changes the measured database: it runs on a copy only, not with --in-place")
 	}
 	if *readTimeLimit < 0 {
 		return fmt.Errorf("--read-time-limit: %s is negative", *readTimeLimit)
@@ -149,9 +164,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	if *beforeReads != "" {
+		fmt.Fprintf(os.Stderr, "bench: before the reads: %s\n", *beforeReads)
+		if _, err := s.Pool.Exec(ctx, *beforeReads, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return fmt.Errorf("--before-reads: %w", err)
+		}
+	}
 	rep := &perf.Report{At: time.Now(), Command: command, Machine: perf.ReadMachine(), Load: fx.Load, FromSeed: fx.FromSeed, InPlace: f.InPlace && f.SeedDatabase != "",
 		IndexBuild: idx, Warmup: *warmup, Iterations: *iterations, NotMeasured: perf.PendingReads(), Replicate: fx.Replicate,
-		LoadAverage: []string{perf.ReadLoadAverage()}}
+		LoadAverage: []string{perf.ReadLoadAverage()}, BeforeReads: *beforeReads}
 	if *partsFlag != "all" && *partsFlag != "" {
 		rep.Parts = parts.List()
 	}
@@ -206,6 +227,16 @@ func run() error {
 				return err
 			}
 			snap("after the reads")
+		}
+		if *checkBaseline != "" || *writeBaseline != "" {
+			if rep.Prewarm == nil {
+				fmt.Fprintln(os.Stderr, "bench: storage prewarm")
+				rep.Prewarm, rep.PrewarmForGate = w.Prewarm(ctx), true
+			}
+			fmt.Fprintln(os.Stderr, "bench: reads paired with the floor")
+			if rep.Gate, err = h.RunGate(ctx, func() (perf.Op, []perf.Op) { return w.Floor(), readsOf(w) }, gateOpts); err != nil {
+				return err
+			}
 		}
 		explainReads(ctx, rep, w, *explain, *explainSamples)
 		if *httpReads {
@@ -309,7 +340,7 @@ func run() error {
 	rep.LoadAverage = append(rep.LoadAverage, perf.ReadLoadAverage())
 	if base != nil {
 		rep.Check = &perf.Check{Path: *checkBaseline, Tolerance: *checkTolerance, Baseline: base,
-			Rows: perf.CompareBaseline(base, rep.Reads, *checkTolerance)}
+			Rows: perf.CompareBaseline(base, rep.Gate, rep.Reads, *checkTolerance)}
 	}
 	if err := writeReport(rep, *out); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -457,4 +458,25 @@ func TestUnknownRoutes(t *testing.T) {
 	r := e.must(http.StatusNotFound, "GET", "/v2/anything", e.Admin, nil)
 	require.Equal(t, "application/problem+json", r.Header.Get("Content-Type"))
 	e.must(http.StatusMethodNotAllowed, "DELETE", "/v1/domains", e.Admin, nil)
+}
+
+// TestDeleteDomainForgetsCachedTokens: a Domain token this Keeper has
+// cached stops working when the Domain is deleted, not when the cache
+// expires it; another Domain's cached token keeps working.
+func TestDeleteDomainForgetsCachedTokens(t *testing.T) {
+	t.Parallel()
+	e := testServer(t, func(c *config.Config) { c.Auth.TokenCache = time.Hour })
+	e.createDomain("supply")
+	e.createDomain("beta")
+	gone := e.token("supply", "a", "admin")
+	kept := e.token("beta", "b", "admin")
+	for _, c := range []struct{ path, token string }{{"/v1/domains/supply/branches", gone}, {"/v1/domains/beta/branches", kept}} {
+		e.must(http.StatusOK, "GET", c.path, c.token, nil)
+	}
+	e.must(http.StatusAccepted, "DELETE", "/v1/domains/supply", e.Admin, nil)
+	for _, path := range []string{"/v1/domains/supply/branches", "/v1/domains/supply/branches/main/records?kind=Thing", "/v1/domains/supply"} {
+		r := e.do("GET", path, gone, nil)
+		require.Equal(t, http.StatusUnauthorized, r.Status, "%s: %s", path, r.Body)
+	}
+	e.must(http.StatusOK, "GET", "/v1/domains/beta/branches", kept, nil)
 }

@@ -94,7 +94,8 @@ func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request) error {
 	if err := checkQuery(r); err != nil {
 		return err
 	}
-	name := domainFrom(r.Context()).Name
+	d := domainFrom(r.Context())
+	name := d.Name
 	if s.branchJobs.DeleteDomain == nil {
 		return fmt.Errorf("delete domain %s: no job queue configured", quote(name))
 	}
@@ -105,6 +106,9 @@ func (s *Server) deleteDomain(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// The store revoked the Domain's tokens; this Keeper forgets them now
+	// rather than when its cache expires them.
+	s.forgetDomainTokens(d.ID)
 	writeJSON(w, http.StatusAccepted, map[string]string{"name": name, "state": "deleting"})
 	return nil
 }

@@ -108,3 +108,15 @@ func (s *Server) forgetToken(id string) {
 		}
 	}
 }
+
+// forgetDomainTokens drops every token of a Domain from this Keeper's cache.
+func (s *Server) forgetDomainTokens(domainID int32) {
+	if s.tokens == nil {
+		return
+	}
+	for _, k := range s.tokens.Keys() {
+		if t, ok := s.tokens.Peek(k); ok && t.DomainID == domainID {
+			s.tokens.Remove(k)
+		}
+	}
+}

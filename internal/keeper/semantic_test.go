@@ -698,6 +698,19 @@ func TestMergesEmbed(t *testing.T) {
 			changes = append(changes, put("Part", fmt.Sprintf("P-%d-%d", i, j), map[string]any{"name": fmt.Sprintf("%s extra %d", word, j)}))
 		}
 		e.commit("acme", branch, admin, commitBody("source", changes...))
+		// The source's vectors land first, so that the merge has them to
+		// carry (otherwise the target embeds its own, and the count of
+		// carried vectors below depends on which job ran first).
+		e.waitFor(c.name+": the source's vectors", func() bool {
+			var n int
+			require.NoError(t, e.Store.Pool.QueryRow(context.Background(), `SELECT count(*)
+				  FROM mat_vectors v JOIN refs r ON r.domain_id = v.domain_id AND r.id = v.branch_id
+				  JOIN domains d ON d.id = v.domain_id
+				 WHERE d.name = 'acme' AND r.name = $1
+				   AND v.seq = (SELECT max(seq) FROM revisions x WHERE x.domain_id = v.domain_id AND x.branch_id = v.branch_id)`,
+				branch).Scan(&n))
+			return n == 3+c.extra
+		})
 		if c.moved {
 			e.commit("acme", "main", admin, commitBody("target", patch("P-4", map[string]any{"name": word + " coil"})))
 		}

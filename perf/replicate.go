@@ -78,16 +78,31 @@ func (x replicaSQL) values(kind, key, v string) string {
 		x.ref(v, "maker"), x.ref(x.ref(v, "supplier"), "part"), x.ref(v, "supplier"))
 }
 
-// statements copy the base rows of main into the replica ($1 the Domain,
-// $2 main): the materialized head (Records, Links) and the history of both.
+// records copies the base's Records of main into the replica ($1 the
+// Domain, $2 main) and adds the replica's present Records to main's Record
+// counters (migrations/0014_record_counts), counted from the rows it
+// inserts; it answers the number of Records inserted.
+func (x replicaSQL) records() string {
+	return `WITH copied AS (
+	INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+	SELECT domain_id, branch_id, ` + x.key("key") + `, kind, title, ` + x.values("kind", "key", "values") + `,
+	       search, lineage, created_seq, seq, versions, deleted
+	  FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key") + `
+	RETURNING kind, deleted),
+	counted AS (
+	INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
+	SELECT $1, $2, kind, count(*) FROM copied WHERE NOT deleted GROUP BY kind
+	ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records)
+	SELECT count(*) FROM copied`
+}
+
+// statements copy the rest of the base rows of main into the replica ($1
+// the Domain, $2 main): the materialized Links and the history of Records
+// and Links.
 // The Revisions, trees and objects are not copied: the copies' rows point
 // to the base's Revisions.
 func (x replicaSQL) statements() []string {
 	return []string{
-		`INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
-	SELECT domain_id, branch_id, ` + x.key("key") + `, kind, title, ` + x.values("kind", "key", "values") + `,
-	       search, lineage, created_seq, seq, versions, deleted
-	  FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key"),
 		`INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq, deleted)
 	SELECT domain_id, branch_id, ` + x.key("from_key") + `, relation, ` + x.key("to_key") + `, origin, seq, deleted
 	  FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("from_key"),
@@ -104,17 +119,19 @@ func (x replicaSQL) statements() []string {
 // derived copies what the mat_records triggers derive, for a replica
 // inserted with them off: a replica's Records keep their base's search
 // vectors, so its word postings are the base's with the keys renumbered,
-// and each word gains as many Records as it has in the base.
-func (x replicaSQL) derived() []string {
-	return []string{
-		`INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
+// and each word gains as many Records as the postings copied name it; it
+// answers the number of postings inserted.
+func (x replicaSQL) derived() string {
+	return `WITH added AS (
+	INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
 	SELECT domain_id, branch_id, ` + x.key("key") + `, word, score
-	  FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key"),
-		`UPDATE mat_lexicon l SET records = l.records + b.n
-	  FROM (SELECT word, count(*)::int AS n FROM mat_search_words
-	         WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key") + ` GROUP BY word) b
-	 WHERE l.domain_id = $1 AND l.branch_id = $2 AND l.word = b.word`,
-	}
+	  FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key") + `
+	RETURNING word),
+	counted AS (
+	UPDATE mat_lexicon l SET records = l.records + b.n
+	  FROM (SELECT word, count(*)::int AS n FROM added GROUP BY word) b
+	 WHERE l.domain_id = $1 AND l.branch_id = $2 AND l.word = b.word)
+	SELECT count(*) FROM added`
 }
 
 // Replicate turns a loaded base dataset (cfg.Base(), in the Domain
@@ -183,31 +200,30 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 				return err
 			}
 			x := replicaSQL{r: r, base: c, seed: cfg.Seed}
-			stmts := x.statements()
+			counted := []string{x.records()}
 			if super {
 				if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 					return err
 				}
-				stmts = append(stmts, x.derived()...)
+				counted = append(counted, x.derived())
 			}
-			for _, stmt := range stmts {
+			for _, stmt := range counted {
+				var n int64
+				if err := tx.QueryRow(ctx, stmt, d.ID, branchID).Scan(&n); err != nil {
+					return err
+				}
+				rows += n
+			}
+			for _, stmt := range x.statements() {
 				tag, err := tx.Exec(ctx, stmt, d.ID, branchID)
 				if err != nil {
 					return err
 				}
 				rows += tag.RowsAffected()
 			}
-			// main's Record counters (migrations/0014_record_counts): the
-			// replica holds as many Records of each Kind as the base. Its
-			// rows are no Revision's, so the counters' change rows cannot
-			// go back past this point: they start at the head.
-			if _, err := tx.Exec(ctx, `INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
-				SELECT $1, $2, kind, count(*) FROM mat_records
-				 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND `+(replicaSQL{base: c}).isBase("key")+`
-				 GROUP BY kind
-				ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records`, d.ID, branchID); err != nil {
-				return err
-			}
+			// The replica's rows are no Revision's, so the counters'
+			// change rows cannot go back past this point: they start at
+			// the head.
 			if _, err := tx.Exec(ctx, `UPDATE refs SET counts_from = head_seq
 				WHERE domain_id = $1 AND id = $2 AND counts_from IS NOT NULL`, d.ID, branchID); err != nil {
 				return err

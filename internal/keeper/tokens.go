@@ -99,23 +99,21 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) error {
 
 // forgetToken drops a token from this Keeper's cache.
 func (s *Server) forgetToken(id string) {
-	if s.tokens == nil {
-		return
-	}
-	for _, k := range s.tokens.Keys() {
-		if t, ok := s.tokens.Peek(k); ok && t.ID == id {
-			s.tokens.Remove(k)
-		}
-	}
+	s.forgetTokens(func(t *store.Token) bool { return t.ID == id })
 }
 
 // forgetDomainTokens drops every token of a Domain from this Keeper's cache.
 func (s *Server) forgetDomainTokens(domainID int32) {
+	s.forgetTokens(func(t *store.Token) bool { return t.DomainID == domainID })
+}
+
+// forgetTokens drops the cached tokens that match.
+func (s *Server) forgetTokens(match func(*store.Token) bool) {
 	if s.tokens == nil {
 		return
 	}
 	for _, k := range s.tokens.Keys() {
-		if t, ok := s.tokens.Peek(k); ok && t.DomainID == domainID {
+		if t, ok := s.tokens.Peek(k); ok && match(t) {
 			s.tokens.Remove(k)
 		}
 	}

@@ -42,27 +42,16 @@ func (r *Reader) Page(ctx context.Context, domainID int32, branch string, q Page
 // as of a recent Revision; otherwise by one bounded walk of the same keyset
 // order, at most the count cap of them.
 func (r *Reader) count(ctx context.Context, domainID int32, branch string, q PageQuery) (*RecordCount, error) {
-	var exact *int64
-	err := r.store.Read(ctx, domainID, `SELECT lb_count($1, $2, lb_at_seq($1, $3))`, []any{branch, q.Kind, q.At},
-		func(rows pgx.Rows) error {
-			for rows.Next() {
-				if err := rows.Scan(&exact); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	if err != nil {
-		return nil, translate("count records", err)
-	}
-	if exact != nil {
-		return &RecordCount{Records: *exact, Exact: true}, nil
-	}
+	// One statement: the counters' answer, or (only when they have none)
+	// the walk, which COALESCE then evaluates.
 	var n int64
-	err = r.store.Read(ctx, domainID, `SELECT count(*) FROM lb_page($1, $2, '', $3, lb_at_seq($1, $4))`,
-		[]any{branch, q.Kind, min(r.cfg.CountCap, DefaultCountCap) + 1, q.At}, func(rows pgx.Rows) error {
+	var counted bool
+	capN := int64(min(r.cfg.CountCap, DefaultCountCap))
+	err := r.store.Read(ctx, domainID, `SELECT coalesce(c.n, (SELECT count(*) FROM lb_page($1, $2, '', $3, a.s))), c.n IS NOT NULL
+		  FROM (SELECT lb_at_seq($1, $4) AS s) a, LATERAL (SELECT lb_count($1, $2, a.s) AS n) c`,
+		[]any{branch, q.Kind, capN + 1, q.At}, func(rows pgx.Rows) error {
 			for rows.Next() {
-				if err := rows.Scan(&n); err != nil {
+				if err := rows.Scan(&n, &counted); err != nil {
 					return err
 				}
 			}
@@ -71,7 +60,7 @@ func (r *Reader) count(ctx context.Context, domainID int32, branch string, q Pag
 	if err != nil {
 		return nil, translate("count records", err)
 	}
-	if capN := int64(min(r.cfg.CountCap, DefaultCountCap)); n > capN {
+	if !counted && n > capN {
 		return &RecordCount{Records: capN}, nil
 	}
 	return &RecordCount{Records: n, Exact: true}, nil

@@ -1,5 +1,11 @@
 package perf
 
+import (
+	"context"
+
+	"github.com/lorebase/lorebase/store"
+)
+
 // ScoreRanking exposes scoreRanking to the tests: got and ex are keys with
 // their gains.
 func ScoreRanking(gotKeys []string, gotGains []float64, exKeys []string, exGains []float64) (overlap, strict, ndcg float64) {
@@ -12,4 +18,15 @@ func ScoreRanking(gotKeys []string, gotGains []float64, exKeys []string, exGains
 		ex[i] = scored{exKeys[i], exGains[i]}
 	}
 	return scoreRanking(got, ex)
+}
+
+// DropReplicaIndexes exposes dropIndexes: what a replicating run killed
+// after dropping the indexes leaves behind.
+func DropReplicaIndexes(ctx context.Context, s *store.Store) (int, error) {
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Release()
+	return dropIndexes(ctx, conn)
 }

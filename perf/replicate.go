@@ -29,6 +29,19 @@ type replicaSQL struct {
 	r    int
 	base supply.Counts
 	seed uint64
+	// staged reads the base rows from the staging tables (stageTables)
+	// instead of picking them out of every row of main.
+	staged bool
+}
+
+// source is the FROM clause of the base rows of table, whose key column
+// is keyCol: the rows of main ($1 the Domain, $2 main) with a base key, or
+// the staging table that holds them.
+func (x replicaSQL) source(table, keyCol string) string {
+	if x.staged {
+		return stagePrefix + table + ` WHERE domain_id = $1 AND branch_id = $2`
+	}
+	return table + ` WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase(keyCol)
 }
 
 // key is the key of the base key expression k in the replica
@@ -87,7 +100,7 @@ func (x replicaSQL) records() string {
 	INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
 	SELECT domain_id, branch_id, ` + x.key("key") + `, kind, title, ` + x.values("kind", "key", "values") + `,
 	       search, lineage, created_seq, seq, versions, deleted
-	  FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key") + `
+	  FROM ` + x.source("mat_records", "key") + `
 	RETURNING kind, deleted),
 	counted AS (
 	INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
@@ -105,14 +118,14 @@ func (x replicaSQL) statements() []string {
 	return []string{
 		`INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq, deleted)
 	SELECT domain_id, branch_id, ` + x.key("from_key") + `, relation, ` + x.key("to_key") + `, origin, seq, deleted
-	  FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("from_key"),
+	  FROM ` + x.source("mat_links", "from_key"),
 		`INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
 	SELECT domain_id, branch_id, ` + x.key("key") + `, seq, revision_id, op, kind, title, ` + x.values("kind", "key", "values") + `,
 	       object_hash, provenance
-	  FROM mat_history WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key"),
+	  FROM ` + x.source("mat_history", "key"),
 		`INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op, origin)
 	SELECT domain_id, branch_id, ` + x.key("from_key") + `, relation, ` + x.key("to_key") + `, seq, op, origin
-	  FROM mat_link_history WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("from_key"),
+	  FROM ` + x.source("mat_link_history", "from_key"),
 	}
 }
 
@@ -125,7 +138,7 @@ func (x replicaSQL) derived() string {
 	return `WITH added AS (
 	INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
 	SELECT domain_id, branch_id, ` + x.key("key") + `, word, score
-	  FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND ` + x.isBase("key") + `
+	  FROM ` + x.source("mat_search_words", "key") + `
 	RETURNING word),
 	counted AS (
 	UPDATE mat_lexicon l SET records = l.records + b.n
@@ -142,13 +155,17 @@ func (x replicaSQL) derived() string {
 // runs VACUUM ANALYZE. As superuser it inserts with the triggers off
 // (session_replication_role replica) and copies the word postings and
 // lexicon counts of the base (derived) instead of the triggers ranking
-// every word of every Record again; otherwise the triggers keep them. (On
-// the 2-core machine of docs/perf/load-10m-partial.txt the sixth 1M replica
-// took as long this way as the fifth with the triggers: the inserts into
-// indexes larger than memory dominate, not the ranking.) Main's Record
-// counters gain each replica by one more statement. A replica whose first
-// Supplier exists is skipped, so an interrupted run resumes. It does
-// nothing when cfg has no replicas.
+// every word of every Record again; otherwise the triggers keep them. As
+// superuser it also stages the base rows once and drops the secondary
+// indexes of the copied tables while it copies, building them again at the
+// end (replicate_staged.go): with the triggers off alone, the sixth 1M
+// replica on the 2-core machine of docs/perf/load-10m-partial.txt took as
+// long as the fifth with them, because scanning all of main for the base's
+// rows and inserting into indexes larger than memory dominate, not the
+// ranking. Main's Record counters gain each replica by one more statement.
+// A replica whose first Supplier exists is skipped, and the staging tables
+// and dropped index definitions outlive a killed run, so an interrupted
+// run resumes. It does nothing when cfg has no replicas.
 func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress io.Writer) (*ReplicateResult, error) {
 	res := &ReplicateResult{Replicas: max(cfg.Replicas, 1)}
 	if cfg.Replicas <= 1 {
@@ -181,6 +198,7 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 		return nil, fmt.Errorf("replicate: role: %w", err)
 	}
 	start := time.Now()
+	prepared := false
 	for r := 1; r < cfg.Replicas; r++ {
 		var exists bool
 		first := gen.Key(supply.KindSupplier, r*c.Suppliers)
@@ -193,13 +211,27 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 			res.Skipped++
 			continue
 		}
+		x := replicaSQL{r: r, base: c, seed: cfg.Seed, staged: super}
+		if super && !prepared {
+			t := time.Now()
+			if err := stage(ctx, conn, x, d.ID, branchID); err != nil {
+				return res, fmt.Errorf("replicate: %w", err)
+			}
+			n, err := dropIndexes(ctx, conn)
+			if err != nil {
+				return res, fmt.Errorf("replicate: %w", err)
+			}
+			prepared = true
+			if progress != nil {
+				fmt.Fprintf(progress, "replicate: staged the base rows and dropped %d indexes in %s\n", n, time.Since(t).Round(time.Millisecond))
+			}
+		}
 		t := time.Now()
 		var rows int64
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = 0`); err != nil {
 				return err
 			}
-			x := replicaSQL{r: r, base: c, seed: cfg.Seed}
 			counted := []string{x.records()}
 			if super {
 				if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
@@ -241,8 +273,17 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 				r+1, cfg.Replicas, rows, time.Since(t).Round(time.Millisecond), float64(rows)/time.Since(t).Seconds())
 		}
 	}
+	restored := 0
+	if super {
+		if err := unstage(ctx, conn); err != nil {
+			return res, fmt.Errorf("replicate: %w", err)
+		}
+		if restored, err = restoreIndexes(ctx, conn, progress); err != nil {
+			return res, fmt.Errorf("replicate: %w", err)
+		}
+	}
 	res.Duration = time.Since(start)
-	if res.Copied > 0 {
+	if res.Copied > 0 || restored > 0 {
 		t := time.Now()
 		if _, err := conn.Exec(ctx, "VACUUM ANALYZE", pgx.QueryExecModeSimpleProtocol); err != nil {
 			return res, fmt.Errorf("replicate: vacuum analyze: %w", err)

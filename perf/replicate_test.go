@@ -9,6 +9,7 @@ import (
 
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
+	"github.com/lorebase/lorebase/store"
 )
 
 func TestReplicate(t *testing.T) {
@@ -20,9 +21,23 @@ func TestReplicate(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, supply.RecordsPerUnit, res.Records, "the load loads the base")
 
+	// The staged path drops the secondary indexes while it copies; a run
+	// killed after dropping them resumes, and the indexes come back as
+	// they were.
+	indexes := indexDefs(t, s)
+	require.Contains(t, indexes, "mat_records_search_idx")
+	dropped, err := perf.DropReplicaIndexes(ctx, s)
+	require.NoError(t, err)
+	require.Positive(t, dropped)
+	require.NotContains(t, indexDefs(t, s), "mat_records_search_idx")
+
 	rep, err := perf.Replicate(ctx, s, cfg, nil)
 	require.NoError(t, err)
 	require.Equal(t, 2, rep.Copied)
+	require.Equal(t, indexes, indexDefs(t, s), "the indexes after the replicas")
+	var leftover int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname LIKE 'perf\_%'`).Scan(&leftover))
+	require.Zero(t, leftover, "staging tables or index definitions left behind")
 	require.Positive(t, rep.Rows)
 
 	g, err := supply.New(cfg)
@@ -128,8 +143,30 @@ func TestReplicate(t *testing.T) {
 		require.Equal(t, g.Counts().Of(kind), counted, kind)
 	}
 
+	// Killed while building the indexes again: the next run builds the
+	// rest and copies nothing.
+	_, err = perf.DropReplicaIndexes(ctx, s)
+	require.NoError(t, err)
 	again, err := perf.Replicate(ctx, s, cfg, nil)
 	require.NoError(t, err)
 	require.Equal(t, 0, again.Copied)
 	require.Equal(t, 2, again.Skipped)
+	require.Equal(t, indexes, indexDefs(t, s))
+}
+
+// indexDefs answers the definitions of the indexes of the copied tables
+// and their partitions, by name.
+func indexDefs(t *testing.T, s *store.Store) map[string]string {
+	t.Helper()
+	rows, err := s.Pool.Query(context.Background(), `SELECT indexname, indexdef FROM pg_indexes
+		WHERE tablename ~ '^mat_(records|links|history|link_history|search_words)(_p[0-9]+)?$'`)
+	require.NoError(t, err)
+	defs := map[string]string{}
+	for rows.Next() {
+		var name, def string
+		require.NoError(t, rows.Scan(&name, &def))
+		defs[name] = def
+	}
+	require.NoError(t, rows.Err())
+	return defs
 }

@@ -302,3 +302,95 @@ func TestSearchPostingsWalk(t *testing.T) {
 	require.Greater(t, res.Ranked, 100, "every partial match ranked")
 	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
 }
+
+// TestSearchOneWordWithCorrections: a misspelled word is searched as the
+// OR of its corrections, from each correction's best postings and the
+// Records holding two corrections; what it returns is the exhaustive
+// ranking, with every match counted.
+func TestSearchOneWordWithCorrections(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "corrections")
+	// 300 Parts: aluminium in most (once to three times, name or note),
+	// aluminum in 40, aluminiums in 25, some holding two or three of them.
+	var changes []change
+	for i := range 300 {
+		var name, note []string
+		if i%6 != 0 {
+			for k := range 1 + i%3 {
+				if (i+k)%2 == 0 {
+					name = append(name, "aluminium")
+				} else {
+					note = append(note, "aluminium")
+				}
+			}
+		}
+		if i%15 == 0 || i%15 == 7 || i == 1 {
+			name = append(name, "aluminum")
+		}
+		if i%12 == 0 || i == 1 {
+			note = append(note, "aluminiums", "aluminiums")
+		}
+		name = append(name, fmt.Sprintf("p%d", i))
+		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", i), map[string]any{
+			"name": strings.Join(name, " "), "note": strings.Join(note, " ")}))
+	}
+	f.commit("alice", "", changes...)
+	f.commit("bob", "", del("P-001"), patch("P-002", map[string]any{"name": "aluminum aluminum aluminum aluminum"}))
+
+	matching := func(q string) int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2
+			AND NOT deleted AND search @@ 'aluminium | aluminum | aluminiums'::tsquery`, f.domain, f.branch).Scan(&n))
+		return n
+	}
+	for _, tc := range []struct {
+		name       string
+		candidates int
+		limit      int
+		postings   bool
+	}{
+		// 8 × 10 candidates: aluminum and aluminiums are under it, so of
+		// every two corrections one is rare.
+		{"rare pairs", 10, 5, true},
+		{"rare pairs", 10, 20, true},
+		{"rare pairs", 10, 100, true},
+		// 8 × 1: no correction is rare; the postings walk answers.
+		{"common pairs", 1, 20, false},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tc.name, tc.limit), func(t *testing.T) {
+			r := reads.New(s, reads.Config{SearchCandidates: tc.candidates})
+			res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alumniium", Limit: tc.limit})
+			require.NoError(t, err)
+			require.ElementsMatch(t, []string{"aluminium", "aluminiums", "aluminum"}, res.Corrections["alumniium"])
+			if !res.Truncated {
+				requireSameRanking(t, s, f, "alumniium", rankByWords(t, s, f, "alumniium", tc.limit), res.Results)
+			}
+			stmt := searchStatements(t, s, f, "alumniium", tc.limit, tc.candidates)
+			require.Len(t, stmt, 1)
+			if tc.postings {
+				require.False(t, res.Truncated)
+				require.Equal(t, matching("alumniium"), res.Ranked, "every match counted once")
+				require.Contains(t, stmt[0], "mat_search_words")
+			} else {
+				require.NotContains(t, stmt[0], "mat_search_words")
+			}
+		})
+	}
+}
+
+// searchStatements answers the statements lb_search_sql says a search of
+// q on main runs, in the fixture's Domain.
+func searchStatements(t *testing.T, s *store.Store, f *fixture, q string, limit, candidates int) []string {
+	t.Helper()
+	tx, err := s.Pool.Begin(f.ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(f.ctx) }()
+	_, err = tx.Exec(f.ctx, `SELECT set_config('lorebase.domain_id', $1, true)`, fmt.Sprint(f.domain))
+	require.NoError(t, err)
+	rows, err := tx.Query(f.ctx, `SELECT statement FROM lb_search_sql('main', $1, '', $2, NULL, $3)`, q, limit, candidates)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return out
+}

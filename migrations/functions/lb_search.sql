@@ -40,6 +40,8 @@ DECLARE
     known boolean := false;
     anyn bigint;
     pcand int := p_partial_candidates;
+    ow text[];
+    oc bigint[];
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -60,19 +62,28 @@ BEGIN
           INTO pw, pm, plain
           FROM (SELECT y.w, bit_or(1 << (y.o - 1)::int) AS mask, bool_and(y.plain) AS plain
                   FROM (SELECT t.o, u.w,
-                               terms[t.o]::text = (SELECT string_agg('''' || replace(replace(v, '\', '\\'), '''', '''''') || '''', ' | ')
+                               terms[t.o]::text = (SELECT string_agg(lb_lexeme(v), ' | ')
                                                      FROM unnest(t.ws) v)::tsquery::text AS plain
                           FROM (SELECT x.o, ARRAY[x.word] || ARRAY(SELECT jsonb_array_elements_text(x.cs)) AS ws
                                   FROM unnest(words, corrs) WITH ORDINALITY x(word, cs, o)) t,
                                unnest(t.ws) u(w)) y
                  GROUP BY y.w) z;
     END IF;
+    IF coalesce(plain, false) AND cardinality(terms) = 1 THEN
+        -- The term's words that some Record holds, with their Records.
+        SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(c.d, c.b, pw) p;
+    END IF;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
         IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
-           AND terms[1]::text = '''' || replace(replace(words[1], '\', '\\'), '''', '''''') || '''' THEN
+           AND terms[1]::text = lb_lexeme(words[1]) THEN
             -- One word, one lexeme: its postings hold its rank.
             stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
+        ELSIF lb_search_or_ok(oc, p_candidates) THEN
+            -- One word and its corrections: each word's best postings,
+            -- and the Records holding two of them from the GIN index
+            -- (lb_search_or_sql), when of each two words one is rare.
+            stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
         ELSIF coalesce(plain, false) THEN
             -- Several words (or corrections): the threshold algorithm over
             -- their postings, full and partial matches in one walk, each

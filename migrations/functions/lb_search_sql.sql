@@ -12,17 +12,29 @@ DECLARE
     terms tsquery[];
     words text[];
     full_q tsquery;
+    wj jsonb;
+    ws text[];
+    ow text[];
+    oc bigint[];
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
-    SELECT array_agg(t.term), array_agg(t.word) INTO terms, words FROM lb_search_terms_levels(c.bs, p_query) t;
+    SELECT array_agg(t.term), array_agg(t.word), (array_agg(to_jsonb(ARRAY[t.word] || t.corrections)))[1]
+      INTO terms, words, wj FROM lb_search_terms_levels(c.bs, p_query) t;
     IF terms IS NULL THEN
         RETURN;
     END IF;
     SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
-       AND terms[1]::text = '''' || replace(replace(words[1], '\', '\\'), '''', '''''') || '''' THEN
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1 THEN
+        ws := ARRAY(SELECT jsonb_array_elements_text(wj));
+        IF terms[1]::text = (SELECT string_agg(lb_lexeme(v), ' | ') FROM unnest(ws) v)::tsquery::text THEN
+            SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(c.d, c.b, ws) p;
+        END IF;
+    END IF;
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1 AND terms[1]::text = lb_lexeme(words[1]) THEN
         statement := lb_search_words_sql(c.d, c.b, words[1], p_limit);
+    ELSIF lb_search_or_ok(oc, p_candidates) THEN
+        statement := lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit);
     ELSE
         statement := lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit);
     END IF;

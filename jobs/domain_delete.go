@@ -33,7 +33,7 @@ func (DomainDeleteArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }
 const domainDeleteBatch = 5000
 
 // StateDomainDeleting is the state of a Domain marked for deletion.
-const StateDomainDeleting = "deleting"
+const StateDomainDeleting = store.StateDomainDeleting
 
 // DomainDeleter removes a Domain marked deleting, as the owner: its
 // per-Attribute and HNSW indexes, then its rows from every table that has
@@ -41,7 +41,9 @@ const StateDomainDeleting = "deleting"
 // covered), in batches of their own transactions, and last, in one
 // transaction holding the Domain's row, what in-flight writes left, the
 // Domain's Revision-number sequence (revision_number_<id>) and the Domain.
-// A stopped run loses nothing: the next one deletes what is left.
+// Each batch also updates domains.progress (phase: the table; tables_done,
+// tables; rows: deleted so far over every run). A stopped run loses
+// nothing: the next one deletes what is left.
 type DomainDeleter struct {
 	Store  *store.Store
 	Config Config
@@ -82,15 +84,27 @@ func (dd *DomainDeleter) run(ctx context.Context, a DomainDeleteArgs) error {
 		limit = domainDeleteBatch
 	}
 	batch := 0
-	for _, t := range tables {
-		stmt := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE domain_id = $1 LIMIT $2))`, t.Sanitize())
+	for i, t := range tables {
+		// A batch and its progress are one statement: the rows deleted
+		// and the count kept on the Domain never disagree.
+		stmt := fmt.Sprintf(`WITH gone AS (
+			DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE domain_id = $1 LIMIT $2)) RETURNING 1),
+		  n AS (SELECT count(*) AS n FROM gone)
+		UPDATE domains SET progress = jsonb_build_object('phase', $3::text, 'tables_done', $4::int, 'tables', $5::int,
+		       'rows', coalesce((progress ->> 'rows')::bigint, 0) + n.n)
+		  FROM n WHERE id = $1
+		RETURNING n.n`, t.Sanitize())
 		for {
 			start := time.Now()
-			tag, err := dd.Store.Pool.Exec(ctx, stmt, a.DomainID, limit)
+			var n int
+			err := dd.Store.Pool.QueryRow(ctx, stmt, a.DomainID, limit, t[len(t)-1], i, len(tables)).Scan(&n)
+			if errors.Is(err, pgx.ErrNoRows) {
+				// Another run finished the deletion meanwhile.
+				return nil
+			}
 			if err != nil {
 				return fmt.Errorf("delete rows of %s: %w", t.Sanitize(), err)
 			}
-			n := int(tag.RowsAffected())
 			if n == 0 {
 				break
 			}

@@ -109,6 +109,16 @@ func (c *Client) ListDomains(ctx context.Context) ([]DomainInfo, error) {
 	return out.Domains, err
 }
 
+// ListDomainsDeleting lists every Domain, those being deleted included
+// with their deletion's progress and job (bootstrap admin).
+func (c *Client) ListDomainsDeleting(ctx context.Context) ([]DomainInfo, error) {
+	var out struct {
+		Domains []DomainInfo `json:"domains"`
+	}
+	_, err := c.do(ctx, get("/v1/domains", "deleting", "true"), &out)
+	return out.Domains, err
+}
+
 // CreateToken mints a token; its secret is in the answer only.
 func (c *Client) CreateToken(ctx context.Context, req TokenRequest) (*NewToken, error) {
 	var out NewToken

@@ -434,4 +434,19 @@ func TestDeleteDomain(t *testing.T) {
 	_, err = fx.boot.Domain(fx.domain).Get(ctx)
 	require.ErrorAs(t, err, &p)
 	require.Equal(t, http.StatusNotFound, p.Status)
+	ready, err := fx.boot.ListDomains(ctx)
+	require.NoError(t, err)
+	for _, d := range ready {
+		require.NotEqual(t, fx.domain, d.Name, "a Domain being deleted is not listed")
+		require.Equal(t, "ready", d.State)
+	}
+	// Listed with those being deleted until its job has removed it.
+	all, err := fx.boot.ListDomainsDeleting(ctx)
+	require.NoError(t, err)
+	for _, d := range all {
+		if d.Name == fx.domain {
+			require.Equal(t, "deleting", d.State)
+			require.NotNil(t, d.Progress)
+		}
+	}
 }

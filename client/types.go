@@ -26,6 +26,31 @@ type Whoami struct {
 type DomainInfo struct {
 	Name      string    `json:"name"`
 	CreatedAt time.Time `json:"created_at"`
+	// State is ready or deleting (the list shows it; deleting Domains are
+	// listed with ListDomainsDeleting only).
+	State string `json:"state,omitempty"`
+	// Progress and Job are a deleting Domain's deletion.
+	Progress *DomainDeletion `json:"progress,omitempty"`
+	Job      *JobInfo        `json:"job,omitempty"`
+}
+
+// DomainDeletion is how far the deletion of a Domain got: the table it
+// deletes from (Phase), the Domain's tables it has emptied of how many,
+// and the rows it has deleted.
+type DomainDeletion struct {
+	Phase      string `json:"phase,omitempty"`
+	TablesDone int    `json:"tables_done"`
+	Tables     int    `json:"tables"`
+	Rows       int64  `json:"rows"`
+}
+
+// JobInfo is a background job as the API shows it.
+type JobInfo struct {
+	Kind    string `json:"kind"`
+	State   string `json:"state"`
+	Attempt int    `json:"attempt"`
+	// LastError says an attempt failed (the cause is in the server log).
+	LastError *string `json:"last_error,omitempty"`
 }
 
 // TokenRequest mints a token.

@@ -40,6 +40,13 @@
 // Revision-number sequence and the Domain. A stopped run resumes with what
 // is left.
 //
+// Every job whose arguments name a domain_id passes through domainGate,
+// River worker middleware installed by NewClientWith: a job whose Domain
+// is deleted or being deleted ends cancelled (river.JobCancel, never
+// retried, ErrDomainDeleted as its reason) without running, and a job
+// that fails while its Domain is being deleted is cancelled rather than
+// retried. The sweep leaves the branches of a Domain being deleted alone.
+//
 // semantic.embed and semantic.reembed (Embedder) write the vectors of a
 // commit's Records and of a Kind whose embedding changed; a re-embedding
 // keeps its progress, cursor included, per Kind in

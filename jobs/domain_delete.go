@@ -33,7 +33,7 @@ func (DomainDeleteArgs) InsertOpts() river.InsertOpts { return uniqueOpts() }
 const domainDeleteBatch = 5000
 
 // StateDomainDeleting is the state of a Domain marked for deletion.
-const StateDomainDeleting = "deleting"
+const StateDomainDeleting = store.StateDomainDeleting
 
 // DomainDeleter removes a Domain marked deleting, as the owner: its
 // per-Attribute and HNSW indexes, then its rows from every table that has
@@ -41,7 +41,9 @@ const StateDomainDeleting = "deleting"
 // covered), in batches of their own transactions, and last, in one
 // transaction holding the Domain's row, what in-flight writes left, the
 // Domain's Revision-number sequence (revision_number_<id>) and the Domain.
-// A stopped run loses nothing: the next one deletes what is left.
+// Each batch also updates domains.progress (phase: the table; tables_done,
+// tables; rows: deleted so far over every run). A stopped run loses
+// nothing: the next one deletes what is left.
 type DomainDeleter struct {
 	Store  *store.Store
 	Config Config
@@ -82,15 +84,40 @@ func (dd *DomainDeleter) run(ctx context.Context, a DomainDeleteArgs) error {
 		limit = domainDeleteBatch
 	}
 	batch := 0
-	for _, t := range tables {
+	for i, t := range tables {
 		stmt := fmt.Sprintf(`DELETE FROM %[1]s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %[1]s WHERE domain_id = $1 LIMIT $2))`, t.Sanitize())
 		for {
 			start := time.Now()
-			tag, err := dd.Store.Pool.Exec(ctx, stmt, a.DomainID, limit)
+			// A batch and its progress commit together: the rows deleted
+			// and the count kept on the Domain never disagree. (One
+			// statement, DELETE ... RETURNING in a CTE, costs more: the
+			// RETURNING fetches every deleted row again.)
+			n, gone := 0, false
+			err := pgx.BeginFunc(ctx, dd.Store.Pool, func(tx pgx.Tx) error {
+				tag, err := tx.Exec(ctx, stmt, a.DomainID, limit)
+				if err != nil {
+					return fmt.Errorf("delete rows of %s: %w", t.Sanitize(), err)
+				}
+				n = int(tag.RowsAffected())
+				if n == 0 {
+					return nil
+				}
+				tag, err = tx.Exec(ctx, `UPDATE domains SET progress = jsonb_build_object('phase', $2::text, 'tables_done', $3::int,
+					'tables', $4::int, 'rows', coalesce((progress ->> 'rows')::bigint, 0) + $5) WHERE id = $1`,
+					a.DomainID, t[len(t)-1], i, len(tables), n)
+				if err != nil {
+					return fmt.Errorf("record progress: %w", err)
+				}
+				gone = tag.RowsAffected() == 0
+				return nil
+			})
 			if err != nil {
-				return fmt.Errorf("delete rows of %s: %w", t.Sanitize(), err)
+				return err
 			}
-			n := int(tag.RowsAffected())
+			if gone {
+				// Another run finished the deletion meanwhile.
+				return nil
+			}
 			if n == 0 {
 				break
 			}

@@ -149,10 +149,38 @@ func TestDomainDeleteLeavesNothing(t *testing.T) {
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM tokens WHERE domain_id = $1 AND revoked_at IS NULL`, gone).Scan(&live))
 	require.Zero(t, live)
 
-	// The job, stopped every third batch, resumes until done.
+	// The bootstrap admin's list leaves it out, unless asked for those
+	// being deleted.
+	names := func(deleting bool) map[string]string {
+		list, err := s.DomainStatuses(ctx, deleting)
+		require.NoError(t, err)
+		out := map[string]string{}
+		for _, d := range list {
+			out[d.Name] = d.State
+		}
+		return out
+	}
+	require.Equal(t, map[string]string{"kept": "ready"}, names(false))
+	require.Equal(t, map[string]string{"kept": "ready", "gone": "deleting"}, names(true))
+
+	// The job, stopped every third batch, resumes until done; every batch
+	// leaves its progress on the Domain, counted over every run.
 	stop := errors.New("stopped")
-	runs := 0
+	runs, deleted := 0, 0
 	dd := &jobs.DomainDeleter{Store: s, BatchRows: 7, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
+		deleted += st.Rows
+		var p struct {
+			Phase      string `json:"phase"`
+			TablesDone int    `json:"tables_done"`
+			Tables     int    `json:"tables"`
+			Rows       int    `json:"rows"`
+		}
+		var raw []byte
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT progress FROM domains WHERE id = $1`, gone).Scan(&raw))
+		require.NoError(t, json.Unmarshal(raw, &p))
+		require.Equal(t, st.Phase, p.Phase)
+		require.Equal(t, deleted, p.Rows, "the rows deleted so far, over every run")
+		require.Less(t, p.TablesDone, p.Tables)
 		if st.Batch%3 == 0 {
 			return stop
 		}

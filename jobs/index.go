@@ -352,12 +352,18 @@ func NewClient(pool *pgxpool.Pool, workers *river.Workers, queues map[string]riv
 // NewClientWith is NewClient with the job configuration: jc.Workers jobs
 // at once on the default queue (when queues is nil), and River's rescuer
 // set to jc.RescueStuckAfter, so a job whose Keeper was killed runs again
-// after that long instead of River's hour.
+// after that long instead of River's hour. A client that works jobs
+// cancels those of a Domain deleted or being deleted (domainGate) instead
+// of running or retrying them.
 func NewClientWith(pool *pgxpool.Pool, workers *river.Workers, queues map[string]river.QueueConfig, jc Config, log *slog.Logger) (*river.Client[pgx.Tx], error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	cfg := &river.Config{Workers: workers, Logger: log, RescueStuckJobsAfter: jc.RescueStuckAfter}
+	if workers != nil {
+		// Jobs of a Domain deleted, or being deleted, end cancelled.
+		cfg.Middleware = []rivertype.Middleware{&domainGate{pool: pool, log: log}}
+	}
 	if jc.RescueStuckAfter > 0 {
 		// Every Lorebase worker sets its own timeout; River requires the
 		// rescue delay to exceed the client's default one.

@@ -26,9 +26,11 @@ type Sweeper struct {
 }
 
 // stuckSQL lists the refs copying or deleting that no unfinished job of
-// their kind serves.
+// their kind serves. A Domain being deleted is left out: its jobs end
+// cancelled (domainGate) and its deletion removes its refs.
 const stuckSQL = `SELECT r.domain_id, r.id, r.state FROM refs r
  WHERE r.state IN ('copying', 'deleting')
+   AND EXISTS (SELECT 1 FROM domains d WHERE d.id = r.domain_id AND d.state = 'ready')
    AND NOT EXISTS (SELECT 1 FROM river_job j
         WHERE j.kind = CASE r.state WHEN 'copying' THEN '` + jobkind.Materialize + `' ELSE '` + jobkind.BranchDelete + `' END
           AND j.state IN ('available', 'pending', 'running', 'retryable', 'scheduled')

@@ -2,10 +2,13 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/internal/jobkind"
 )
 
 // Domain is a tenant: one knowledge base.
@@ -45,19 +48,71 @@ func (s *Store) CreateDomain(ctx context.Context, name string) (*Domain, error) 
 	return &d, nil
 }
 
-// Domains lists every Domain (owner; bootstrap admin only) but those being
-// deleted, which are gone for every caller (the name stays taken until the
-// deletion finishes).
-func (s *Store) Domains(ctx context.Context) ([]Domain, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT id, name, created_at FROM domains WHERE state = 'ready' ORDER BY name`)
+// DomainStatus is a Domain as the bootstrap admin's list shows it: its
+// state (StateDomainReady or StateDomainDeleting) and, while it is being
+// deleted, the deletion's progress (domains.progress) and its newest
+// store.domain_delete job.
+type DomainStatus struct {
+	Domain
+	State    string          `json:"state"`
+	Progress json.RawMessage `json:"progress,omitempty"`
+	Job      *BranchJob      `json:"job,omitempty"`
+}
+
+// Domain states.
+const (
+	StateDomainReady    = "ready"
+	StateDomainDeleting = "deleting"
+)
+
+// DomainStatuses lists every Domain with its state (owner; bootstrap admin
+// only), by name; with deleting, those being deleted too, each with its
+// deletion's progress and job.
+func (s *Store) DomainStatuses(ctx context.Context, deleting bool) ([]DomainStatus, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT d.id, d.name, d.created_at, d.state, d.progress,
+		       j.kind, j.state::text, j.attempt, coalesce(cardinality(j.errors), 0)
+		  FROM domains d
+		  LEFT JOIN LATERAL (SELECT kind, state, attempt, errors FROM river_job
+		        WHERE d.state = 'deleting' AND kind = $2 AND args @> jsonb_build_object('domain_id', d.id)
+		        ORDER BY id DESC LIMIT 1) j ON true
+		 WHERE d.state = 'ready' OR $1
+		 ORDER BY d.name`, deleting, jobkind.DomainDelete)
 	if err != nil {
 		return nil, fmt.Errorf("list domains: %w", err)
 	}
-	ds, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Domain])
+	var out []DomainStatus
+	var (
+		ds       DomainStatus
+		progress []byte
+		kind     *string
+		state    *string
+		attempt  *int
+		errs     int
+	)
+	_, err = pgx.ForEachRow(rows, []any{&ds.ID, &ds.Name, &ds.CreatedAt, &ds.State, &progress, &kind, &state, &attempt, &errs}, func() error {
+		d := DomainStatus{Domain: ds.Domain, State: ds.State}
+		if d.State == StateDomainDeleting {
+			d.Progress = append(json.RawMessage(nil), progress...)
+			if kind != nil {
+				d.Job = &BranchJob{Kind: *kind, State: *state, Attempt: *attempt}
+				if errs > 0 {
+					// As on branches: the job's own error text is for the
+					// server log, never for the page.
+					msg := fmt.Sprintf("attempt %d failed; the job is retried automatically", d.Job.Attempt)
+					if d.Job.State == "discarded" {
+						msg = "every attempt failed; the job is queued again by the next sweep"
+					}
+					d.Job.LastError = &msg
+				}
+			}
+		}
+		out = append(out, d)
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list domains: %w", err)
 	}
-	return ds, nil
+	return out, nil
 }
 
 // DomainByName resolves a Domain's name to its id (owner: the name in a

@@ -405,3 +405,65 @@ func percentile(xs []float64, p float64) float64 {
 	i := int(math.Ceil(p/100*float64(len(s)))) - 1
 	return s[max(0, min(i, len(s)-1))]
 }
+
+// TestBrowserDeleteDomain: on the Domains page a Domain being deleted
+// shows its job's progress as it changes, and leaves the list when the
+// job is done, without a reload; a Domain is deleted by typing its name
+// (a wrong name deletes nothing) and leaves the list too.
+func TestBrowserDeleteDomain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.supply()
+	e.api(http.StatusCreated, "POST", "/v1/domains", adminToken, map[string]any{"name": "doomed"})
+	e.api(http.StatusCreated, "POST", "/v1/domains", adminToken, map[string]any{"name": "held"})
+	e.holdDeleting("held", `{"phase": "mat_records", "tables_done": 3, "tables": 17, "rows": 1234}`)
+	ctx := newChrome(t, 1440, 900)
+	dir := outDir(t)
+	signInBrowser(t, ctx, e.URL, adminToken, "/")
+	require.Contains(t, text(t, ctx, `tr[data-domain="held"]`), "3 of 17 tables emptied, 1234 rows deleted, now mat_records")
+	screenshot(t, ctx, dir, "domains-deleting")
+
+	// The job moves on: the row follows without a reload.
+	_, err := e.Store.Pool.Exec(context.Background(), `UPDATE domains SET progress = '{"phase": "refs", "tables_done": 9, "tables": 17, "rows": 5678}'
+		WHERE name = 'held'`)
+	require.NoError(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('tr[data-domain="held"] td.job').textContent.includes("9 of 17 tables emptied, 5678 rows deleted, now refs")`,
+		chromedp.WithPollingTimeout(20*time.Second)))
+	require.NoError(t, err, "the progress is live")
+	// Its job runs now and removes the Domain: the row goes.
+	_, err = e.Store.Pool.Exec(context.Background(), `UPDATE river_job SET scheduled_at = now() WHERE kind = 'store.domain_delete'`)
+	require.NoError(t, err)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('tr[data-domain="held"]') === null`, chromedp.WithPollingTimeout(60*time.Second)))
+	require.NoError(t, err, "the deleted Domain leaves the list")
+	require.Equal(t, "", e.domainState("held"))
+
+	// Delete doomed: open its form, type a wrong name first.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`tr[data-domain="doomed"] summary`)))
+	resp, err := chromedp.RunResponse(ctx,
+		chromedp.SendKeys(`tr[data-domain="doomed"] input[name="confirm"]`, "doome"),
+		chromedp.Submit(`tr[data-domain="doomed"] input[name="confirm"]`))
+	require.NoError(t, err)
+	require.EqualValues(t, http.StatusUnprocessableEntity, resp.Status)
+	require.Contains(t, text(t, ctx, ".error"), `you typed "doome". Nothing was deleted.`)
+	require.Equal(t, "ready", e.domainState("doomed"))
+	screenshot(t, ctx, dir, "domains-mismatch")
+	// The form is open again; the right name deletes it.
+	resp, err = chromedp.RunResponse(ctx,
+		chromedp.SendKeys(`tr[data-domain="doomed"] input[name="confirm"]`, "doomed"),
+		chromedp.Submit(`tr[data-domain="doomed"] input[name="confirm"]`))
+	require.NoError(t, err)
+	require.EqualValues(t, http.StatusOK, resp.Status)
+	require.Contains(t, text(t, ctx, ".notice"), "Domain doomed is being deleted.")
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector('tr[data-domain="doomed"]') === null`, chromedp.WithPollingTimeout(60*time.Second)))
+	require.NoError(t, err, "the deleted Domain leaves the list")
+	require.Equal(t, "", e.domainState("doomed"))
+	require.Contains(t, text(t, ctx, "table.domains"), "supply")
+
+	// At 390 pixels wide nothing overflows sideways.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)))
+	visit(t, ctx, e.URL+"/", http.StatusOK)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`tr[data-domain="supply"] summary`)))
+	w := eval[float64](t, ctx, "document.documentElement.scrollWidth")
+	require.LessOrEqual(t, w, 390.0, "the Domains page is %v px wide at 390", w)
+	screenshot(t, ctx, dir, "domains-390")
+}

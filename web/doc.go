@@ -21,5 +21,10 @@
 // Reading pages work without JavaScript. static/app.js adds the
 // neighborhood graph (a canvas laid out and painted by a Web Worker,
 // static/graph-worker.js, so the page's thread never paints), live branch
-// job progress and confirmations.
+// job and Domain deletion progress and confirmations.
+//
+// The bootstrap admin's Domains page deletes a Domain once the person has
+// typed its name (a plain form post, CSRF-checked; a name that does not
+// match deletes nothing); the Domain then shows as deleting with its job's
+// progress until it is gone.
 package web

@@ -137,14 +137,77 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/d/"+seg(s.who.Domain)+"/", http.StatusSeeOther)
 		return
 	}
+	h.domainsPage(w, r, http.StatusOK, domainsData{}, r.URL.Query().Get("notice"))
+}
+
+// domainsData is the Domains page: every Domain, those being deleted with
+// their deletion's progress; Error and Confirm say why a deletion was
+// refused and whose form to show open.
+type domainsData struct {
+	Domains []client.DomainInfo
+	Error   string
+	Confirm string
+}
+
+// domainsQuery lists the Domains being deleted too.
+func domainsQuery() url.Values { return url.Values{"deleting": {"true"}} }
+
+// domainsPage renders the bootstrap admin's Domains page.
+func (h *Handler) domainsPage(w http.ResponseWriter, r *http.Request, status int, d domainsData, notice string) {
+	s := sessionFrom(r.Context())
 	var out struct {
 		Domains []client.DomainInfo `json:"domains"`
 	}
-	if err := h.api.get(r.Context(), s.token, "/v1/domains", nil, &out); err != nil {
+	if err := h.api.get(r.Context(), s.token, "/v1/domains", domainsQuery(), &out); err != nil {
 		h.renderError(w, r, nil, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "domains", &view{Title: "Domains", Data: out.Domains})
+	d.Domains = out.Domains
+	h.render(w, r, status, "domains", &view{Title: "Domains", Notice: notice, Data: d})
+}
+
+// domainsJSON feeds the live deletion progress on the Domains page.
+func (h *Handler) domainsJSON(w http.ResponseWriter, r *http.Request) {
+	s := sessionFrom(r.Context())
+	var out json.RawMessage
+	if err := h.api.get(r.Context(), s.token, "/v1/domains", domainsQuery(), &out); err != nil {
+		writeJSONError(w, err)
+		return
+	}
+	writeJSON(w, out)
+}
+
+// deleteDomain deletes a Domain (bootstrap admin only) once the person has
+// typed its name: a name that does not match deletes nothing and shows
+// the page again saying so (422). The API then hides the Domain at once
+// and queues its deletion; the Domains page shows its progress.
+func (h *Handler) deleteDomain(w http.ResponseWriter, r *http.Request) {
+	if !h.checkCSRF(w, r) {
+		return
+	}
+	s := sessionFrom(r.Context())
+	if !s.who.Bootstrap {
+		h.renderError(w, r, nil, &apiError{Status: http.StatusForbidden, Title: "Forbidden",
+			Detail: "Only the bootstrap admin may delete a Domain; nothing was deleted."})
+		return
+	}
+	name := r.PostForm.Get("name")
+	typed := strings.TrimSpace(r.PostForm.Get("confirm"))
+	if name == "" {
+		h.renderError(w, r, nil, &apiError{Status: http.StatusBadRequest, Title: "No Domain",
+			Detail: "The form named no Domain to delete; nothing was deleted."})
+		return
+	}
+	if typed != name {
+		msg := fmt.Sprintf("To delete the Domain %q, type its name exactly; you typed %q. Nothing was deleted.", name, typed)
+		if typed == "" {
+			msg = fmt.Sprintf("To delete the Domain %q, type its name in the box; nothing was deleted.", name)
+		}
+		h.domainsPage(w, r, http.StatusUnprocessableEntity, domainsData{Error: msg, Confirm: name}, "")
+		return
+	}
+	next := "/?notice=" + url.QueryEscape("Domain "+name+" is being deleted.")
+	h.postForm(w, r, http.MethodDelete, domainPath(name), nil, next)
 }
 
 type domainData struct {

@@ -95,6 +95,8 @@ func (h *Handler) routes() http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(h.requireSession)
 		r.Get("/", h.home)
+		r.Get("/domains.json", h.domainsJSON)
+		r.Post("/domains/delete", h.deleteDomain)
 		r.Route("/d/{domain}", func(r chi.Router) {
 			r.Get("/", h.domainPage)
 			r.Get("/branches.json", h.branchesJSON)

@@ -48,20 +48,30 @@ func (s *Server) createDomain(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// listDomains: GET /v1/domains (bootstrap admin only).
+// listDomains: GET /v1/domains?deleting= (bootstrap admin only): every
+// Domain by name with its state; deleting=true adds those being deleted,
+// each with its deletion's progress and job.
 func (s *Server) listDomains(w http.ResponseWriter, r *http.Request) error {
 	if err := requireBootstrap(r); err != nil {
 		return err
 	}
-	if err := checkQuery(r); err != nil {
+	if err := checkQuery(r, "deleting"); err != nil {
 		return err
 	}
-	ds, err := s.store.Domains(r.Context())
+	deleting := false
+	switch v := r.URL.Query().Get("deleting"); v {
+	case "", "false":
+	case "true":
+		deleting = true
+	default:
+		return badRequest("deleting", "invalid", "deleting must be true or false.")
+	}
+	ds, err := s.store.DomainStatuses(r.Context(), deleting)
 	if err != nil {
 		return err
 	}
 	if ds == nil {
-		ds = []store.Domain{}
+		ds = []store.DomainStatus{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"domains": ds})
 	return nil

@@ -1,5 +1,6 @@
 // Lorebase web UI: the pages work without this script; it adds the
-// interactive graph, live branch job progress and confirmations.
+// interactive graph, live branch job and Domain deletion progress and
+// confirmations.
 "use strict";
 
 // Main-thread blocks longer than 50 ms, for the performance test.
@@ -33,6 +34,7 @@ document.addEventListener("submit", (e) => {
 
 document.addEventListener("DOMContentLoaded", () => {
   liveBranches();
+  liveDomains();
   const g = document.getElementById("graph");
   if (g) window.__graph = new Graph(g);
 });
@@ -71,6 +73,43 @@ function liveBranches() {
         span.className = "reembed";
         span.dataset.state = e.state;
         span.textContent = "re-embedding " + e.kind + " (" + e.model + "): " + e.state + ", " + e.embedded + " of about " + e.total_estimate;
+        cell.append(" ", span);
+      }
+    }
+    if (!busy()) clearInterval(timer);
+  }, 1000);
+}
+
+// liveDomains refreshes the Domains page while a Domain is being deleted:
+// its job and progress, as the page renders them, and the row removed once
+// the Domain is gone.
+function liveDomains() {
+  const table = document.querySelector("table[data-live-domains]");
+  if (!table) return;
+  const busy = () => Array.from(table.querySelectorAll("td.state")).some((td) => td.textContent.trim() === "deleting");
+  if (!busy()) return;
+  const timer = setInterval(async () => {
+    let data;
+    try {
+      const r = await fetch(table.getAttribute("data-live-domains"), { credentials: "same-origin" });
+      if (!r.ok) { clearInterval(timer); return; }
+      data = await r.json();
+    } catch (_) { return; }
+    const byName = new Map((data.domains || []).map((d) => [d.name, d]));
+    for (const row of Array.from(table.querySelectorAll("tr[data-domain]"))) {
+      const d = byName.get(row.dataset.domain);
+      if (!d) { row.remove(); continue; }
+      row.querySelector("td.state").textContent = d.state;
+      if (d.state !== "deleting") continue;
+      const cell = row.querySelector("td.job");
+      let job = "";
+      if (d.job) job = d.job.kind + " " + d.job.state + (d.job.attempt > 1 ? " (attempt " + d.job.attempt + ")" : "") + (d.job.last_error ? " — " + d.job.last_error : "");
+      cell.textContent = job;
+      if (d.progress) {
+        const p = d.progress;
+        const span = document.createElement("span");
+        span.className = "progress";
+        span.textContent = p.tables ? p.tables_done + " of " + p.tables + " tables emptied, " + p.rows + " rows deleted" + (p.phase ? ", now " + p.phase : "") : "starting";
         cell.append(" ", span);
       }
     }

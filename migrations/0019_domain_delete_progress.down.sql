@@ -1,0 +1,1 @@
+ALTER TABLE domains DROP COLUMN IF EXISTS progress;

@@ -14,14 +14,22 @@ import (
 	"github.com/lorebase/lorebase/schema"
 )
 
-// load reads, in one statement per table, every stored Record and Link the
-// commit reads: the Records it changes, links or refers to; every Link out
-// of a Record it deletes or links from (and out of every Record it puts or
-// patches when the schema has a required Relation); the foreign-key Links
-// out of the other Records it puts or patches; every Link into a Record it
-// deletes. A put or patch cannot change a Record's Kind (that takes a
-// deletion first), so its stored Links neither change nor need a check
-// unless a link, an unlink or a required Relation involves them.
+// load reads every stored Record and Link the commit needs: the Records it
+// changes, links or unlinks; the targets of the ref values it sets that the
+// Records did not hold before; every Link out of a Record it deletes or links
+// from (and out of every Record it puts or patches when the schema has a
+// required Relation); every Link into a Record it deletes.
+//
+// The foreign-key Links out of the other Records it puts or patches are not
+// read: a Record holds one foreign-key Link per ref Attribute of its Kind
+// that has a value, named after the Attribute and pointing at that value (a
+// commit writes them so, and a ref Attribute changes type or goes away only
+// once no Record holds a value for it), so they follow from the values just
+// read. A put or patch cannot change a Record's Kind (that takes a deletion
+// first), so its other Links neither change nor need a check unless a link,
+// an unlink or a required Relation involves them. A ref value the Record
+// already held needs no read of its target either: the target exists (a
+// Record still referred to cannot be deleted) and is of the Attribute's Kind.
 func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through bool, st *state, changes []*change) error {
 	refNames := map[string]bool{}
 	for _, k := range st.sch.Kinds {
@@ -33,6 +41,8 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	for _, rel := range st.sch.Relations {
 		anyRequired = anyRequired || rel.Required
 	}
+	type refUse struct{ key, attr, target string }
+	var refs []refUse
 	keySet := map[string]struct{}{}
 	fromSet := map[string]struct{}{} // every Link out of these
 	fkSet := map[string]struct{}{}   // the foreign-key Links out of these
@@ -49,7 +59,7 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 			for a, v := range c.values {
 				if s, ok := v.(string); ok && refNames[a] {
 					if code, _ := checkKey(s); code == "" {
-						keySet[s] = struct{}{}
+						refs = append(refs, refUse{c.key, a, s})
 					}
 				}
 			}
@@ -66,106 +76,69 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	for k := range fromSet {
 		delete(fkSet, k)
 	}
-	keys := setList(keySet)
-	D, B := ilit(domainID), ilit(branchID)
-
-	// A branch that reads through its base (an overlay, a copy still
-	// copying) reads the effective state of its level chain; one that owns
-	// all its rows reads them directly.
-	recSQL := `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
-		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND key = ANY($1::text[])`
-	if through {
-		recSQL = `SELECT key, kind, values, lineage, created_seq, versions FROM lb_state_records(` + B + `, $1::text[])`
-	}
-	rows, err := tx.Query(ctx, recSQL, keys)
-	if err != nil {
-		return fmt.Errorf("read records: %w", err)
-	}
-	for rows.Next() {
-		var key, kind string
-		var vals, lin []byte
-		var created int64
-		var versions int32
-		if err := rows.Scan(&key, &kind, &vals, &lin, &created, &versions); err != nil {
-			rows.Close()
-			return fmt.Errorf("read records: %w", err)
-		}
-		r := st.rec(key)
-		r.had, r.exists = true, true
-		r.oldKind, r.kindName = kind, kind
-		r.kind, _ = st.sch.Kind(kind)
-		r.createdSeq, r.versions = created, versions
-		if r.oldValues, err = decodeObject(vals); err != nil {
-			rows.Close()
-			return fmt.Errorf("read records: values of %q: %w", key, err)
-		}
-		if r.oldLineage, err = decodeObject(lin); err != nil {
-			rows.Close()
-			return fmt.Errorf("read records: lineage of %q: %w", key, err)
-		}
-		r.values = r.oldValues
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read records: %w", err)
+	if err := readRecords(ctx, tx, domainID, branchID, through, st, setList(keySet)); err != nil {
+		return err
 	}
 
-	// The foreign-key Links of a Record are named by the ref Attributes of
-	// its Kind (a ref Attribute changes type or goes away only once no
-	// Record holds a value for it, so no other foreign-key Link exists):
-	// one index probe per Record and ref Attribute.
-	type pair struct{ key, relation string }
-	pairs := map[pair]struct{}{}
-	addPairs := func(key, kind string) {
-		if k, ok := st.sch.Kind(kind); ok {
-			for _, a := range k.RefAttributes() {
-				pairs[pair{key, a.Name}] = struct{}{}
-			}
-		}
-	}
-	// A Record that does not exist yet has no Links to read (a deleted
-	// one's were removed with it).
-	for _, c := range changes {
-		if _, ok := fkSet[c.key]; !ok {
+	// The targets of ref values that are new to their Record.
+	targets := map[string]struct{}{}
+	for _, u := range refs {
+		if _, read := keySet[u.target]; read {
 			continue
 		}
-		r := st.records[c.key]
+		if r := st.records[u.key]; r != nil && r.had {
+			if old, ok := r.oldValues[u.attr].(string); ok && old == u.target {
+				continue
+			}
+		}
+		targets[u.target] = struct{}{}
+	}
+	if len(targets) > 0 {
+		if err := readRecords(ctx, tx, domainID, branchID, through, st, setList(targets)); err != nil {
+			return err
+		}
+	}
+
+	// The foreign-key Links of the Records in fkSet, from their stored
+	// values. A Record that did not exist before the commit has none (a
+	// deleted one's went with it).
+	for key := range fkSet {
+		r := st.records[key]
 		if r == nil || !r.had {
 			continue
 		}
-		switch c.op {
-		case opPut:
-			addPairs(c.key, c.kind)
-		case opPatch:
-			addPairs(c.key, r.oldKind)
+		k, ok := st.sch.Kind(r.oldKind)
+		if !ok {
+			continue
+		}
+		for _, a := range k.RefAttributes() {
+			if v, ok := refValue(r.oldValues, a); ok {
+				lk := linkKey{key, a.Name, v}
+				if st.links[lk] == nil {
+					st.links[lk] = &link{linkKey: lk, origin: 'r', before: true, after: true}
+				}
+			}
 		}
 	}
-	fkKeys := make([]string, 0, len(pairs))
-	fkRels := make([]string, 0, len(pairs))
-	for pk := range pairs {
-		fkKeys, fkRels = append(fkKeys, pk.key), append(fkRels, pk.relation)
+
+	if len(fromSet) == 0 && len(delSet) == 0 {
+		return nil
 	}
+	D, B := ilit(domainID), ilit(branchID)
 	linkSQL := `SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($1::text[])
-		UNION ALL
-		SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($3::text[], $4::text[]) AS k(key, relation)
-		JOIN mat_links l ON l.domain_id = ` + D + ` AND l.branch_id = ` + B + ` AND l.from_key = k.key AND l.relation = k.relation
-		WHERE NOT l.deleted AND l.origin = 'r'
 		UNION ALL
 		SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND to_key = ANY($2::text[])`
 	if through {
 		// lb_state_links answers Links with either end among the keys:
-		// keep the outgoing Links of fromSet, the foreign-key Links of the
-		// pairs and the incoming of delSet.
-		linkSQL = `SELECT s.from_key, s.relation, s.to_key, s.origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[] || $3::text[]) s
-		WHERE s.from_key = ANY($1::text[]) OR s.to_key = ANY($2::text[])
-		   OR (s.origin = 'r' AND EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[]) AS k(key, relation)
-		                                  WHERE k.key = s.from_key AND k.relation = s.relation))`
+		// keep the outgoing Links of fromSet and the incoming of delSet.
+		linkSQL = `SELECT s.from_key, s.relation, s.to_key, s.origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[]) s
+		WHERE s.from_key = ANY($1::text[]) OR s.to_key = ANY($2::text[])`
 	}
 	// A Link may come twice (out of one Record and into another): the map
 	// keeps it once.
-	rows, err = tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet), fkKeys, fkRels)
+	rows, err := tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet))
 	if err != nil {
 		return fmt.Errorf("read links: %w", err)
 	}
@@ -181,6 +154,47 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read links: %w", err)
+	}
+	return nil
+}
+
+// readRecords reads the stored Records of keys into st. A branch that reads
+// through its base (an overlay, a copy still copying) reads the effective
+// state of its level chain; one that owns all its rows reads them directly.
+func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through bool, st *state, keys []string) error {
+	recSQL := `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
+		WHERE domain_id = ` + ilit(domainID) + ` AND branch_id = ` + ilit(branchID) + ` AND NOT deleted AND key = ANY($1::text[])`
+	if through {
+		recSQL = `SELECT key, kind, values, lineage, created_seq, versions FROM lb_state_records(` + ilit(branchID) + `, $1::text[])`
+	}
+	rows, err := tx.Query(ctx, recSQL, keys)
+	if err != nil {
+		return fmt.Errorf("read records: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, kind string
+		var vals, lin []byte
+		var created int64
+		var versions int32
+		if err := rows.Scan(&key, &kind, &vals, &lin, &created, &versions); err != nil {
+			return fmt.Errorf("read records: %w", err)
+		}
+		r := st.rec(key)
+		r.had, r.exists = true, true
+		r.oldKind, r.kindName = kind, kind
+		r.kind, _ = st.sch.Kind(kind)
+		r.createdSeq, r.versions = created, versions
+		if r.oldValues, err = decodeObject(vals); err != nil {
+			return fmt.Errorf("read records: values of %q: %w", key, err)
+		}
+		if r.oldLineage, err = decodeObject(lin); err != nil {
+			return fmt.Errorf("read records: lineage of %q: %w", key, err)
+		}
+		r.values = r.oldValues
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read records: %w", err)
 	}
 	return nil
 }

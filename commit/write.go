@@ -46,6 +46,7 @@ type revisionHeader struct {
 	parentHash  []string
 	objects     []string // object hashes, hex, in change order
 	changes     []map[string]any
+	changesJSON []byte // canonical JSON of changes, set by seal
 	author      string
 	message     string
 	provenance  json.RawMessage
@@ -105,6 +106,7 @@ func (h *revisionHeader) seal() error {
 	if err != nil {
 		return fmt.Errorf("revision changes: %w", err)
 	}
+	h.changesJSON = changes
 	sum, err := RevisionHash(RevisionContent{
 		ID: h.id, Seq: h.seq, BranchID: h.branchID, Parents: h.parents, ParentHashes: h.parentHash,
 		Author: h.author, Message: h.message, At: h.at, Provenance: h.provenance, Changes: changes,
@@ -116,12 +118,13 @@ func (h *revisionHeader) seal() error {
 	return nil
 }
 
-// queueRevision queues the Revision row and the compare-and-swap of the ref.
+// queueRevision queues the Revision row (sealed) and the compare-and-swap
+// of the ref.
 func queueRevision(batch *pgx.Batch, domainID int32, b *store.Branch, h *revisionHeader) error {
-	changes, err := CanonicalJSON(anySlice(h.changes))
-	if err != nil {
-		return fmt.Errorf("revision changes: %w", err)
+	if h.hash == nil {
+		return fmt.Errorf("revision %s is queued before it is sealed", h.id)
 	}
+	changes := h.changesJSON
 	var prov any
 	if len(h.provenance) > 0 {
 		prov = string(h.provenance)
@@ -462,6 +465,10 @@ func countDeltas(st *state) ([]string, []int64) {
 
 // sameJSON reports whether two decoded JSON values are equal as canonical JSON.
 func sameJSON(a, b any) bool {
+	if as, ok := a.(string); ok {
+		bs, ok := b.(string)
+		return ok && as == bs
+	}
 	ab, err1 := CanonicalJSON(a)
 	bb, err2 := CanonicalJSON(b)
 	return err1 == nil && err2 == nil && string(ab) == string(bb)

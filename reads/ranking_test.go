@@ -312,8 +312,12 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 	s := newStore(t)
 	f := newFixture(t, s, "corrections")
 	// 300 Parts: aluminium in most (once to three times, name or note),
-	// aluminum in 40, aluminiums in 25, some holding two or three of them.
+	// aluminum in 40, aluminiums in 25, some holding two or three of them;
+	// and 1,500 Parts holding none.
 	var changes []change
+	for i := range 1500 {
+		changes = append(changes, put("Part", fmt.Sprintf("F-%04d", i), map[string]any{"name": fmt.Sprintf("filler f%d", i)}))
+	}
 	for i := range 300 {
 		var name, note []string
 		if i%6 != 0 {
@@ -337,6 +341,14 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 	}
 	f.commit("alice", "", changes...)
 	f.commit("bob", "", del("P-001"), patch("P-002", map[string]any{"name": "aluminum aluminum aluminum aluminum"}))
+	// Main's Record counters (the fixture's commits keep none), which the
+	// choice of path reads.
+	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
+		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
+		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
+	require.NoError(t, err)
 
 	matching := func(q string) int {
 		var n int
@@ -355,7 +367,11 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 		{"rare pairs", 10, 5, true},
 		{"rare pairs", 10, 20, true},
 		{"rare pairs", 10, 100, true},
-		// 8 × 1: no correction is rare; the postings walk answers.
+		// 8 × 2: aluminium and aluminum are both above it, but were the
+		// words independent, about 10 of the 1,799 Records would hold two
+		// of them.
+		{"independent pairs", 2, 20, true},
+		// 8 × 1: neither; the postings walk answers.
 		{"common pairs", 1, 20, false},
 	} {
 		t.Run(fmt.Sprintf("%s/%d", tc.name, tc.limit), func(t *testing.T) {

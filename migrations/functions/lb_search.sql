@@ -79,10 +79,10 @@ BEGIN
            AND terms[1]::text = lb_lexeme(words[1]) THEN
             -- One word, one lexeme: its postings hold its rank.
             stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
-        ELSIF lb_search_or_ok(oc, p_candidates) THEN
+        ELSIF lb_search_or_ok(c.d, c.b, oc, p_candidates) THEN
             -- One word and its corrections: each word's best postings,
             -- and the Records holding two of them from the GIN index
-            -- (lb_search_or_sql), when of each two words one is rare.
+            -- (lb_search_or_sql), when those are few (lb_search_or_ok).
             stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
         ELSIF coalesce(plain, false) THEN
             -- Several words (or corrections): the threshold algorithm over

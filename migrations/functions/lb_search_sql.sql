@@ -33,7 +33,7 @@ BEGIN
     END IF;
     IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1 AND terms[1]::text = lb_lexeme(words[1]) THEN
         statement := lb_search_words_sql(c.d, c.b, words[1], p_limit);
-    ELSIF lb_search_or_ok(oc, p_candidates) THEN
+    ELSIF lb_search_or_ok(c.d, c.b, oc, p_candidates) THEN
         statement := lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit);
     ELSE
         statement := lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit);

@@ -350,6 +350,25 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
 	require.NoError(t, err)
 
+	// Another Domain whose rows share the partition of this one's holds
+	// the best Records for the corrections: the GIN index, scanned for the
+	// words alone, finds them, and they must stay out.
+	part := func(domain int32) string {
+		return f.strings(`SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, domain)[0]
+	}
+	var other *fixture
+	for i := range 16 {
+		g := newFixture(t, s, fmt.Sprintf("corrections-other-%d", i))
+		g.commit("zed", "", put("Part", fmt.Sprintf("X-%d", i), map[string]any{"name": "aluminium aluminum aluminiums aluminium aluminum"}))
+		if part(g.domain) == part(f.domain) {
+			other = g
+			break
+		}
+	}
+	require.NotNil(t, other, "no Domain in the partition of the first")
+	for i := range 30 {
+		other.commit("zed", "", put("Part", fmt.Sprintf("Y-%02d", i), map[string]any{"name": "aluminum aluminium aluminiums", "note": "aluminum aluminiums"}))
+	}
 	matching := func(q string) int {
 		var n int
 		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2
@@ -379,6 +398,9 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 			res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alumniium", Limit: tc.limit})
 			require.NoError(t, err)
 			require.ElementsMatch(t, []string{"aluminium", "aluminiums", "aluminum"}, res.Corrections["alumniium"])
+			for _, x := range res.Results {
+				require.Regexp(t, `^P-`, x.Key, "a Record of another Domain")
+			}
 			if !res.Truncated {
 				requireSameRanking(t, s, f, "alumniium", rankByWords(t, s, f, "alumniium", tc.limit), res.Results)
 			}

@@ -21,8 +21,15 @@ SELECT m.key::text, m.kind::text, m.title, ts_rank(m.search, %3$L::tsquery) AS s
  ORDER BY score DESC, m.key
  LIMIT %4$s$q$, d, b, term::text, p_limit,
     -- The Records holding two words or more, with how many they hold.
+    -- The Domain and branch are compared as bigint: the partition is still
+    -- pruned (hash partitioning compares across integer types), but the
+    -- GIN index, whose btree_gin columns know int4 only, is scanned for the
+    -- words alone, not for the Domain's and branch's entries that list
+    -- every Record of the branch (measured at 10M: 99 buffers and 3 ms
+    -- against 8,321 and 200 ms for shim & shipment). Other Domains'
+    -- Records of the partition the words find are dropped by the filter.
     coalesce((SELECT format($s$SELECT m.key, (%s) AS n FROM mat_records m
-                 WHERE m.domain_id = %L AND m.branch_id = %L AND NOT m.deleted AND (%s)$s$,
+                 WHERE m.domain_id = %L::bigint AND m.branch_id = %L::bigint AND NOT m.deleted AND (%s)$s$,
                  (SELECT string_agg(format('(m.search @@ %L::tsquery)::int', lb_lexeme(w)), ' + ') FROM unnest(p_words) w),
                  d, b,
                  string_agg(format('m.search @@ %L::tsquery', lb_lexeme(x.w) || ' & ' || lb_lexeme(y.w)), ' OR '))

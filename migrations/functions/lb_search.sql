@@ -69,8 +69,9 @@ BEGIN
                                unnest(t.ws) u(w)) y
                  GROUP BY y.w) z;
     END IF;
-    IF coalesce(plain, false) AND cardinality(terms) = 1 THEN
-        -- The term's words that some Record holds, with their Records.
+    IF coalesce(plain, false) AND cardinality(terms) = 1 AND terms[1]::text <> lb_lexeme(words[1]) THEN
+        -- A word and its corrections: those some Record holds, with their
+        -- Records (a word alone reads its postings, below, without them).
         SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(c.d, c.b, pw) p;
     END IF;
     IF terms IS NOT NULL THEN

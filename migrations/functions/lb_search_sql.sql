@@ -25,7 +25,7 @@ BEGIN
         RETURN;
     END IF;
     SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
-    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1 THEN
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1 AND terms[1]::text <> lb_lexeme(words[1]) THEN
         ws := ARRAY(SELECT jsonb_array_elements_text(wj));
         IF terms[1]::text = (SELECT string_agg(lb_lexeme(v), ' | ') FROM unnest(ws) v)::tsquery::text THEN
             SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(c.d, c.b, ws) p;

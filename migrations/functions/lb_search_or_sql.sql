@@ -25,8 +25,9 @@ SELECT m.key::text, m.kind::text, m.title, ts_rank(m.search, %3$L::tsquery) AS s
     -- pruned (hash partitioning compares across integer types), but the
     -- GIN index, whose btree_gin columns know int4 only, is scanned for the
     -- words alone, not for the Domain's and branch's entries that list
-    -- every Record of the branch (measured at 10M: 99 buffers and 3 ms
-    -- against 8,321 and 200 ms for shim & shipment). Other Domains'
+    -- every Record of the branch (measured at 10M for shim & shipment:
+    -- 99 index buffers against 8,321, 21 against 197 ms in the index,
+    -- docs/perf/typo-gin-10m.txt). Other Domains'
     -- Records of the partition the words find are dropped by the filter.
     coalesce((SELECT format($s$SELECT m.key, (%s) AS n FROM mat_records m
                  WHERE m.domain_id = %L::bigint AND m.branch_id = %L::bigint AND NOT m.deleted AND (%s)$s$,

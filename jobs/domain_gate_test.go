@@ -117,8 +117,11 @@ func TestJobsOfADeletedDomainEndCancelled(t *testing.T) {
 		require.Regexp(t, `^cancelled attempt 1 JobCancelError: domain \d+: the job's Domain is deleted$`, state, job)
 	}
 	require.Equal(t, before, leftovers(t, s, gone, goneIndexes), "the cancelled jobs wrote nothing")
+	// The other Domain's jobs complete. Two of them may run at once, and a
+	// copy's ANALYZE can deadlock with the index build on the same table:
+	// River retries it, so a completion at a later attempt counts too.
 	for job, state := range jobStates(kept) {
-		require.Equal(t, "completed attempt 1", state, job)
+		require.Regexp(t, `^completed attempt \d+`, state, job)
 	}
 	var merged int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND key = 'D-99'

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -486,4 +487,75 @@ func TestRecordCountersThroughCopyAndDelete(t *testing.T) {
 	require.NoError(t, (&jobs.Deleter{Store: f.s, BatchRows: 9}).Run(ctx, jobs.BranchDeleteArgs{DomainID: f.domain, BranchID: b}))
 	require.Equal(t, map[string]int{}, f.rowsOf(t, b))
 	require.Equal(t, mainRows, f.rowsOf(t, f.main))
+}
+
+// TestCopyAnalyzeYieldsToAnIndexBuild: a CREATE INDEX CONCURRENTLY on the
+// partition holds its lock while it waits for a writer, the finished copy's
+// ANALYZE queues behind it, and the index build then waits for the
+// ANALYZE's transaction (it holds a snapshot): a deadlock, which aborted a
+// copy's ANALYZE or the index build. The ANALYZE gives up its wait before
+// a deadlock is looked for and tries again, so both complete.
+func TestCopyAnalyzeYieldsToAnIndexBuild(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 100)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	var part string
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&part))
+
+	// A writer on the partition, its transaction open.
+	writer, err := f.s.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer writer.Rollback(ctx) //nolint:errcheck // committed below
+	_, err = writer.Exec(ctx, `UPDATE mat_records SET title = title WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-000001'`, f.domain, f.main)
+	require.NoError(t, err)
+
+	waiting := func(prefix string) func() bool {
+		return func() bool {
+			return f.count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+				AND wait_event_type = 'Lock' AND query LIKE $1`, prefix+"%") > 0
+		}
+	}
+	built := make(chan error, 1)
+	go func() {
+		_, err := f.s.Pool.Exec(ctx, `CREATE INDEX CONCURRENTLY mat_records_analyze_test ON `+pgx.Identifier{part}.Sanitize()+` (title)`)
+		built <- err
+	}()
+	require.Eventually(t, waiting("CREATE INDEX"), time.Minute, 10*time.Millisecond, "the index build waits for the writer")
+
+	copied := make(chan error, 1)
+	go func() {
+		copied <- (&jobs.Copier{Store: f.s, AnalyzeWait: 5 * time.Minute}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b})
+	}()
+	require.Eventually(t, waiting("ANALYZE"), time.Minute, 10*time.Millisecond, "the copy's ANALYZE waits for the index build")
+	require.NoError(t, writer.Commit(ctx))
+
+	require.NoError(t, <-built, "the index build completes")
+	require.NoError(t, <-copied, "the copy completes")
+	f.requireCopied(t, b)
+	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM pg_index WHERE indexrelid = 'mat_records_analyze_test'::regclass AND indisvalid`))
+	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM pg_stat_user_tables WHERE relid = $1::regclass AND last_analyze IS NOT NULL`, part),
+		"the copy analyzed the partition once the index was built")
+}
+
+// TestCopyLeavesAnalyzeToAutovacuumWhenLocked: a lock on the partition held
+// past the copy's AnalyzeWait does not fail the finished copy.
+func TestCopyLeavesAnalyzeToAutovacuumWhenLocked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 100)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	var part string
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&part))
+	holder, err := f.s.Pool.Begin(ctx)
+	require.NoError(t, err)
+	defer holder.Rollback(ctx) //nolint:errcheck // rolled back at the end
+	_, err = holder.Exec(ctx, `LOCK TABLE `+pgx.Identifier{part}.Sanitize()+` IN SHARE UPDATE EXCLUSIVE MODE`)
+	require.NoError(t, err)
+
+	require.NoError(t, (&jobs.Copier{Store: f.s, AnalyzeWait: time.Second}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.requireCopied(t, b)
+	state, _ := f.progress(t, b)
+	require.Equal(t, store.StateReady, state)
+	require.Zero(t, f.count(t, `SELECT count(*) FROM pg_stat_user_tables WHERE relid = $1::regclass AND last_analyze IS NOT NULL`, part))
 }

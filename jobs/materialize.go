@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
@@ -88,7 +90,27 @@ type Copier struct {
 	// AfterBatch, when set, runs after each committed batch; its error
 	// stops the run with that error (the next run resumes).
 	AfterBatch func(ctx context.Context, st BatchStats) error
+	// AnalyzeWait bounds how long the finished copy waits, in all, for the
+	// locks of its partitions' ANALYZE (another ANALYZE or an index build
+	// holds them); past it the statistics are left to autovacuum. 0 is
+	// analyzeWait, or Config.Slice when shorter.
+	AnalyzeWait time.Duration
+	// Log receives the partitions whose ANALYZE was left to autovacuum
+	// (nil: slog's default logger).
+	Log *slog.Logger
 }
+
+// analyzeWait is the default of Copier.AnalyzeWait.
+const analyzeWait = 30 * time.Second
+
+// analyzeLockTimeout is how long one ANALYZE waits for its partition's
+// lock before it gives up and tries again later. It is well under
+// deadlock_timeout (1 s by default): a CREATE INDEX CONCURRENTLY holds the
+// same lock while it waits for older transactions to end, the ANALYZE's
+// among them, and the ANALYZE must give up before either of the two looks
+// for a deadlock (which aborts one of them, the index build as likely as
+// the copy).
+const analyzeLockTimeout = 200 * time.Millisecond
 
 // errStopped ends a run without error: the branch is gone, being deleted
 // or no longer copying.
@@ -109,7 +131,14 @@ func (c *Copier) Run(ctx context.Context, a MaterializeArgs) error {
 			return fmt.Errorf("copy branch %d of domain %d: %w", a.BranchID, a.DomainID, err)
 		}
 		if done {
-			return c.analyze(ctx, a)
+			wait := c.AnalyzeWait
+			if wait <= 0 {
+				wait = analyzeWait
+				if cfg.Slice > 0 {
+					wait = min(wait, cfg.Slice)
+				}
+			}
+			return c.analyze(ctx, a, wait)
 		}
 		if cfg.Slice > 0 && time.Since(start) > cfg.Slice {
 			return errSliceUsed
@@ -122,8 +151,11 @@ func (c *Copier) Run(ctx context.Context, a MaterializeArgs) error {
 // holds, and with the statistics of before, the planner takes the new
 // branch for an empty one and may read the wrong index for every read on
 // it (measured: Links of a Record read the whole reverse index, 40 ms
-// instead of 1) until autovacuum gets to it.
-func (c *Copier) analyze(ctx context.Context, a MaterializeArgs) error {
+// instead of 1) until autovacuum gets to it. A partition whose lock stays
+// taken (an index build on it) past wait is left to autovacuum, whose
+// threshold the copy has crossed.
+func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	for _, t := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history"} {
 		var part string
 		err := c.Store.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM `+t+` WHERE domain_id = $1 LIMIT 1`, a.DomainID).Scan(&part)
@@ -133,11 +165,56 @@ func (c *Copier) analyze(ctx context.Context, a MaterializeArgs) error {
 		if err != nil {
 			return fmt.Errorf("find the partition of %s: %w", t, err)
 		}
-		if _, err := c.Store.Pool.Exec(ctx, `ANALYZE `+pgx.Identifier{part}.Sanitize()); err != nil {
-			return fmt.Errorf("analyze %s: %w", part, err)
+		pause := 100 * time.Millisecond
+		for {
+			err := c.analyzePart(ctx, part)
+			if err == nil {
+				break
+			}
+			if !lockBusy(err) {
+				return fmt.Errorf("analyze %s: %w", part, err)
+			}
+			left := time.Until(deadline)
+			if left <= 0 {
+				c.log().WarnContext(ctx, "copy done; partition statistics left to autovacuum: its lock stayed taken",
+					"domain_id", a.DomainID, "branch_id", a.BranchID, "partition", part, "waited", wait)
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("analyze %s: %w", part, ctx.Err())
+			case <-time.After(min(pause, left)):
+			}
+			pause = min(pause*2, 2*time.Second)
 		}
 	}
 	return nil
+}
+
+// analyzePart runs ANALYZE of one partition in a transaction whose lock
+// waits end after analyzeLockTimeout.
+func (c *Copier) analyzePart(ctx context.Context, part string) error {
+	return pgx.BeginFunc(ctx, c.Store.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, analyzeLockTimeout.Milliseconds())); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `ANALYZE `+pgx.Identifier{part}.Sanitize())
+		return err
+	})
+}
+
+// lockBusy reports a statement that gave up on a lock (lock_timeout) or
+// was chosen to end a deadlock.
+func lockBusy(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "55P03" || pgErr.Code == "40P01")
+}
+
+func (c *Copier) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
 }
 
 // batch runs one batch in its own transaction; done reports that the copy

@@ -292,3 +292,40 @@ func TestMigrationFillsRecordCounts(t *testing.T) {
 	e.requireCounts("acme", "ov", admin, "", counts{"": 4, "Supplier": 3, "Part": 1}, "overlay after the migration")
 	e.requireCounts("acme", "cp", admin, "", counts{"": 3, "Part": 0}, "copy after the migration")
 }
+
+// TestCountsAtReadBackCap: a count as of a past Revision reads back the
+// count changes after it, and says nothing (NULL) when they are more than
+// the cap, at the cap exactly the count.
+func TestCountsAtReadBackCap(t *testing.T) {
+	t.Parallel()
+	e := testServer(t)
+	admin := e.withSupply("capped")
+	for i := range 4 {
+		e.commit("capped", "main", admin, commitBody(fmt.Sprintf("c%d", i), supplier(fmt.Sprintf("S-%d", i), "Name")))
+	}
+	ctx := context.Background()
+	var d, b int32
+	require.NoError(t, e.Store.Pool.QueryRow(ctx, `SELECT r.domain_id, r.id FROM refs r JOIN domains x ON x.id = r.domain_id
+		WHERE x.name = 'capped' AND r.name = 'main'`).Scan(&d, &b))
+	var first, changes int64
+	require.NoError(t, e.Store.Pool.QueryRow(ctx, `SELECT min(seq), count(*) FILTER (WHERE seq > (SELECT min(seq) FROM mat_count_changes WHERE domain_id = $1 AND branch_id = $2))
+		FROM mat_count_changes WHERE domain_id = $1 AND branch_id = $2`, d, b).Scan(&first, &changes))
+	require.Equal(t, int64(3), changes, "one count change per later commit")
+	for _, tc := range []struct {
+		cap  int
+		want *string
+	}{
+		{cap: 2, want: nil},
+		{cap: 3, want: ptr(`{"Supplier": 1}`)},
+		{cap: 10, want: ptr(`{"Supplier": 1}`)},
+	} {
+		var got *string
+		require.NoError(t, e.Store.Pool.QueryRow(ctx, `SELECT lb_counts_at($1, $2, $3, '', $4)::text`, d, b, first, tc.cap).Scan(&got))
+		if tc.want == nil {
+			require.Nil(t, got, "cap %d", tc.cap)
+			continue
+		}
+		require.NotNil(t, got, "cap %d", tc.cap)
+		require.JSONEq(t, *tc.want, *got, "cap %d", tc.cap)
+	}
+}

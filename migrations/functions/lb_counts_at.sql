@@ -36,19 +36,20 @@ BEGIN
             RETURN out;
         END IF;
         IF s >= r.counts_from THEN
-            -- The head's counts less the changes of the Revisions after s.
-            EXECUTE format($q$SELECT count(*) FROM (SELECT 1 FROM mat_count_changes g
-                WHERE g.domain_id = %L AND g.branch_id = %L AND g.seq > %L%s LIMIT %s) x$q$,
-                d, cur, s, kind_g, p_cap + 1) INTO n;
+            -- The head's counts less the changes of the Revisions after s,
+            -- read once (at most p_cap + 1 of them: past p_cap, NULL).
+            EXECUTE format($q$WITH g AS MATERIALIZED (
+                    SELECT g.kind, g.delta FROM mat_count_changes g
+                     WHERE g.domain_id = %1$L AND g.branch_id = %2$L AND g.seq > %3$L%4$s LIMIT %6$s)
+                SELECT (SELECT count(*) FROM g)::int,
+                       (SELECT coalesce(jsonb_object_agg(c.kind, c.records - coalesce(x.delta, 0)), '{}')
+                          FROM mat_counts c
+                          LEFT JOIN (SELECT g.kind, sum(g.delta) AS delta FROM g GROUP BY g.kind) x ON x.kind = c.kind
+                         WHERE c.domain_id = %1$L AND c.branch_id = %2$L%5$s)$q$,
+                d, cur, s, kind_g, kind_c, p_cap + 1) INTO n, out;
             IF n > p_cap THEN
                 RETURN NULL;
             END IF;
-            EXECUTE format($q$SELECT coalesce(jsonb_object_agg(c.kind, c.records - coalesce(g.delta, 0)), '{}')
-                FROM mat_counts c
-                LEFT JOIN (SELECT g.kind, sum(g.delta) AS delta FROM mat_count_changes g
-                            WHERE g.domain_id = %1$L AND g.branch_id = %2$L AND g.seq > %3$L%4$s GROUP BY g.kind) g
-                  ON g.kind = c.kind
-                WHERE c.domain_id = %1$L AND c.branch_id = %2$L%5$s$q$, d, cur, s, kind_g, kind_c) INTO out;
             RETURN out;
         END IF;
         -- Before the branch's counts begin: its base's, if s is before

@@ -43,10 +43,17 @@ func newEnvWith(t *testing.T, start func(http.Handler) *httptest.Server) *env {
 
 func newEnvTB(t testing.TB, start func(http.Handler) *httptest.Server) *env {
 	t.Helper()
+	return newEnvOn(t, start, "")
+}
+
+// newEnvOn is newEnvTB over an existing database kept at the end (""
+// a fresh one).
+func newEnvOn(t testing.TB, start func(http.Handler) *httptest.Server, database string) *env {
+	t.Helper()
 	// The jobs run (branch copies and deletions, large merges) so their
 	// progress shows as it would in a running Keeper.
 	k := keepertest.New(t, keepertest.Options{AdminToken: adminToken,
-		Config: func(c *config.Config) { c.Auth.TokenCache = 0 }, Serve: start})
+		Config: func(c *config.Config) { c.Auth.TokenCache = 0 }, Serve: start, Database: database})
 	return &env{t: t, URL: k.URL, Store: k.Store}
 }
 

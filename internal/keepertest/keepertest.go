@@ -49,6 +49,10 @@ type Options struct {
 	Handler func(http.Handler) http.Handler
 	// Serve starts the HTTP server; nil means httptest.NewServer.
 	Serve func(http.Handler) *httptest.Server
+	// Database, when set, is the owner's connection to an existing
+	// database New migrates, uses and keeps (a benchmark's dataset loaded once,
+	// measured run after run) instead of a fresh one dropped at the end.
+	Database string
 }
 
 // Keeper is a running test Keeper.
@@ -73,12 +77,21 @@ type Keeper struct {
 	closeOnce sync.Once
 }
 
-// New starts a Keeper over a fresh migrated database (pgtest.NewDatabase),
-// its requests connecting as the request role, and closes it when the test
-// ends.
+// New starts a Keeper over a fresh migrated database (pgtest.NewDatabase;
+// opts.Database: that one, kept), its requests connecting as the request
+// role, and closes it when the test ends.
 func New(t testing.TB, opts Options) *Keeper {
 	t.Helper()
-	url := pgtest.NewDatabase(t)
+	url := opts.Database
+	if url == "" {
+		url = pgtest.NewDatabase(t)
+	} else {
+		pgtest.AdminURL(t) // the request role exists on the server
+		// The kept database gets this tree's migrations and functions.
+		if err := store.Migrate(context.Background(), url); err != nil {
+			t.Fatalf("keepertest: migrate %s: %v", opts.Database, err)
+		}
+	}
 	if opts.Log == nil {
 		opts.Log = Logger(t, slog.LevelWarn)
 	}

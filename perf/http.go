@@ -158,4 +158,12 @@ func (r *Report) writeHTTP(p func(string, ...any)) {
 	for _, x := range r.HTTP {
 		p("| %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target), stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
 	}
+	if g := r.HTTPGate; g != nil {
+		o := g.Options
+		p("")
+		p("Paired with the floor: after %d untimed pairs per read, %d rounds over the reads, each read %d pairs per round on the same keys and queries (%s in all); a pair is one floor call (rls, the bare primary-key SELECT through store.Read) and one HTTP call, the floor first in even pairs and the HTTP call first in odd ones. A pair's ratio is the HTTP call's time over the floor's; a round's ratio is the median of its pairs; the read's ratio is the median of its rounds.",
+			o.Warmup, o.Rounds, o.Pairs, g.Took.Round(time.Second))
+		p("")
+		writeGateTable(p, g)
+	}
 }

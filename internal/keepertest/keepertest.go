@@ -49,6 +49,9 @@ type Options struct {
 	Handler func(http.Handler) http.Handler
 	// Serve starts the HTTP server; nil means httptest.NewServer.
 	Serve func(http.Handler) *httptest.Server
+	// Tracer sees every statement of both of the store's pools (tests
+	// count a request's round trips with it); nil: none.
+	Tracer pgx.QueryTracer
 }
 
 // Keeper is a running test Keeper.
@@ -113,7 +116,9 @@ func Start(ctx context.Context, ownerURL, appURL string, opts Options) (_ *Keepe
 			k.Close()
 		}
 	}()
-	if k.Store, err = store.Open(ctx, ownerURL, store.ConfigFrom(cfg)); err != nil {
+	sc := store.ConfigFrom(cfg)
+	sc.Tracer = opts.Tracer
+	if k.Store, err = store.Open(ctx, ownerURL, sc); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	k.closers = append(k.closers, k.Store.Close)

@@ -33,9 +33,11 @@ func (h *Head) Result() (read, found bool, id int32, seq int64) {
 	return h.read, h.found, h.id, h.seq
 }
 
-// take claims the head for one Read: only the first Read under a context
-// reads it.
-func (h *Head) take() bool {
+// Claim claims the head for one read: only the first read under a
+// context reads it. A read whose own statement returns the head claims it
+// before its Read and Sets what the statement saw; Read then adds no
+// statement of its own.
+func (h *Head) Claim() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.taken {
@@ -45,14 +47,22 @@ func (h *Head) take() bool {
 	return true
 }
 
-// set records what the claiming Read saw.
-func (h *Head) set(found bool, id int32, seq int64) {
+// Set records what the claiming read saw: whether the branch exists (not
+// being deleted), its id and its head's sequence number.
+func (h *Head) Set(found bool, id int32, seq int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.read, h.found, h.id, h.seq = true, found, id, seq
 }
 
 type headKey struct{}
+
+// HeadFrom returns the head the context asks its first read to read (nil:
+// none).
+func HeadFrom(ctx context.Context) *Head {
+	h, _ := ctx.Value(headKey{}).(*Head)
+	return h
+}
 
 // WithHead returns a context under which the first Read also reads the
 // head of branch, in its transaction, as the Read's Domain sees it (the
@@ -70,8 +80,8 @@ const headSQL = `SELECT id, head_seq FROM refs WHERE domain_id = lb_domain() AND
 // asks for it and no other Read has; the returned function records the
 // result once the batch has run without error.
 func queueHead(ctx context.Context, b *pgx.Batch) func() {
-	h, _ := ctx.Value(headKey{}).(*Head)
-	if h == nil || !h.take() {
+	h := HeadFrom(ctx)
+	if h == nil || !h.Claim() {
 		return func() {}
 	}
 	var found bool
@@ -87,5 +97,5 @@ func queueHead(ctx context.Context, b *pgx.Batch) func() {
 		}
 		return rows.Err()
 	})
-	return func() { h.set(found, id, seq) }
+	return func() { h.Set(found, id, seq) }
 }

@@ -264,20 +264,14 @@ func (r *Report) writeGate(p func(string, ...any)) {
 	p("After `storage prewarm` and %d untimed pairs per read: %d rounds over every read, each read %d pairs per round on the same keys and queries in every round (%s in all); a pair is one floor call (rls) and one call of the read (rls), the floor first in even pairs and the read first in odd ones. A pair's ratio is the read's time over the floor's; a round's ratio is the median of its pairs; the read's ratio is the median of its rounds; spread is the rounds' upper quartile over their lower quartile.",
 		o.Warmup, o.Rounds, o.Pairs, g.Took.Round(time.Second))
 	p("")
-	writeGateTable(p, g)
-}
-
-// writeGateTable writes the table of a floor-paired measurement.
-func writeGateTable(p func(string, ...any), g *Gate) {
-	p("| Read | ratio | rounds | spread | read p50 | read p95 | read p99 | floor p50 | pairs |")
-	p("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+	p("| Read | ratio | rounds | spread | read p50 | floor p50 | pairs |")
+	p("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
 	for _, x := range g.Reads {
 		if x.Error != "" {
-			p("| %s | — | failed: %s | — | — | — | — | — | — |", x.Name, x.Error)
+			p("| %s | — | failed: %s | — | — | — | — |", x.Name, x.Error)
 			continue
 		}
-		p("| %s | %.2f× | %s | %.2f | %s | %s | %s | %s | %s |", x.Name, x.Ratio, roundList(x.Rounds), x.Spread,
-			stat(x.Read, 50), stat(x.Read, 95), stat(x.Read, 99), stat(x.Floor, 50), count(x.Read))
+		p("| %s | %.2f× | %s | %.2f | %s | %s | %s |", x.Name, x.Ratio, roundList(x.Rounds), x.Spread, stat(x.Read, 50), stat(x.Floor, 50), count(x.Read))
 	}
 }
 

@@ -276,7 +276,9 @@ func TestRunGateRecordsAFailingReadAndGoesOn(t *testing.T) {
 // with its error.
 func TestHTTPGateReport(t *testing.T) {
 	t.Parallel()
-	st := func(p50, p95, p99 time.Duration) *perf.Stats { return &perf.Stats{N: 420, P50: p50, P95: p95, P99: p99} }
+	st := func(p50, p95, p99 time.Duration) *perf.Stats {
+		return &perf.Stats{N: 420, P50: p50, P95: p95, P99: p99}
+	}
 	for _, tc := range []struct {
 		name string
 		gate *perf.Gate

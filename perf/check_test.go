@@ -270,3 +270,42 @@ func TestRunGateRecordsAFailingReadAndGoesOn(t *testing.T) {
 	_, err = perf.Harness{}.RunGate(context.Background(), func() (perf.Op, []perf.Op) { return perf.Op{Name: "floor"}, ops }, perf.GateOptions{Rounds: 1, Pairs: 1})
 	require.ErrorContains(t, err, "no rls side")
 }
+
+// TestHTTPGateReport: the reads over HTTP paired with the floor are
+// reported under the HTTP reads, with their p95 and p99, and a failed one
+// with its error.
+func TestHTTPGateReport(t *testing.T) {
+	t.Parallel()
+	st := func(p50, p95, p99 time.Duration) *perf.Stats {
+		return &perf.Stats{N: 420, P50: p50, P95: p95, P99: p99}
+	}
+	for _, tc := range []struct {
+		name string
+		gate *perf.Gate
+		want []string
+		not  []string
+	}{
+		{"paired", &perf.Gate{Options: perf.GateOptions{Rounds: 7, Pairs: 60, Warmup: 10}, Reads: []perf.GateRead{
+			{Name: "HTTP: get by key", Ratio: 2.9, Rounds: []float64{2.8, 2.9, 3.0}, Spread: 1.1,
+				Read: st(400*time.Microsecond, 2*time.Millisecond, 6*time.Millisecond), Floor: st(140*time.Microsecond, 0, 0)},
+			{Name: "HTTP: search q=steel", Error: "round 1, pair 2: status 500"}}},
+			[]string{"Paired with the floor: after 10 untimed pairs per read, 7 rounds",
+				"| HTTP: get by key | 2.90× | 2.80 2.90 3.00 | 1.10 | 0.40 | 2.00 | 6.00 | 0.14 | 420 |",
+				"| HTTP: search q=steel | — | failed: round 1, pair 2: status 500 |"}, nil},
+		{"not paired", nil, []string{"| HTTP: get by key | 10.00 | 0.40 | 2.00 | 6.00 |"}, []string{"Paired with the floor"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rep := &perf.Report{HTTPGate: tc.gate, HTTP: []perf.Result{{Name: "HTTP: get by key", Target: 10 * time.Millisecond,
+				RLS: st(400*time.Microsecond, 2*time.Millisecond, 6*time.Millisecond)}}}
+			var md bytes.Buffer
+			require.NoError(t, rep.WriteMarkdown(&md))
+			for _, w := range tc.want {
+				require.Contains(t, md.String(), w)
+			}
+			for _, n := range tc.not {
+				require.NotContains(t, md.String(), n)
+			}
+		})
+	}
+}

@@ -158,4 +158,21 @@ func (r *Report) writeHTTP(p func(string, ...any)) {
 	for _, x := range r.HTTP {
 		p("| %s | %s | %s | %s | %s | %s |", x.Name, target(x.Target), stat(x.RLS, 50), stat(x.RLS, 95), stat(x.RLS, 99), ratio(x.FloorRatio))
 	}
+	if g := r.HTTPGate; g != nil {
+		o := g.Options
+		p("")
+		p("Paired with the floor: after %d untimed pairs per read, %d rounds over the reads, each read %d pairs per round on the same keys and queries (%s in all); a pair is one floor call (rls, the bare primary-key SELECT through store.Read) and one HTTP call, the floor first in even pairs and the HTTP call first in odd ones. A pair's ratio is the HTTP call's time over the floor's; a round's ratio is the median of its pairs; the read's ratio is the median of its rounds.",
+			o.Warmup, o.Rounds, o.Pairs, g.Took.Round(time.Second))
+		p("")
+		p("| Read | ratio | rounds | spread | read p50 | read p95 | read p99 | floor p50 | pairs |")
+		p("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+		for _, x := range g.Reads {
+			if x.Error != "" {
+				p("| %s | — | failed: %s | — | — | — | — | — | — |", x.Name, x.Error)
+				continue
+			}
+			p("| %s | %.2f× | %s | %.2f | %s | %s | %s | %s | %s |", x.Name, x.Ratio, roundList(x.Rounds), x.Spread,
+				stat(x.Read, 50), stat(x.Read, 95), stat(x.Read, 99), stat(x.Floor, 50), count(x.Read))
+		}
+	}
 }

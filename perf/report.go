@@ -54,6 +54,9 @@ type Report struct {
 	SearchWords *WordMatches `json:"search_words,omitempty"`
 	// HTTP are reads through a Keeper over loopback HTTP.
 	HTTP []Result `json:"http,omitempty"`
+	// HTTPGate is the reads over HTTP paired call by call with the floor
+	// (nil: not run).
+	HTTPGate *Gate `json:"http_gate,omitempty"`
 	// HTTPSkipped says why HTTP is empty.
 	HTTPSkipped string `json:"http_skipped,omitempty"`
 	// Ranking is the ranking measurement (nil: not run).

@@ -22,15 +22,50 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 		args = append(args, at)
 	}
 	var rec *Record
-	err := r.store.Read(ctx, domainID, sql, args, func(rows pgx.Rows) error {
+	scan := func(rows pgx.Rows) error {
 		recs, err := pgx.CollectRows(rows, recordRow)
 		if len(recs) > 0 {
 			rec = &recs[len(recs)-1]
 		}
 		return err
-	})
+	}
+	// A read at the head whose context asks for the branch's head (an
+	// ETag) reads it in the same statement, from the refs row the read
+	// looks up anyway, rather than in a statement of its own.
+	var head *store.Head
+	var found bool
+	var headID int32
+	var headSeq int64
+	if h := store.HeadFrom(ctx); at == "" && h != nil && h.Branch == branch && h.Claim() {
+		head, sql = h, getWithHeadSQL
+		scan = func(rows pgx.Rows) error {
+			for rows.Next() {
+				var k, kind, title, rev *string
+				var values []byte
+				var id *int32
+				var seq *int64
+				if err := rows.Scan(&k, &kind, &title, &values, &rev, &id, &seq); err != nil {
+					return err
+				}
+				if id != nil && seq != nil {
+					found, headID, headSeq = true, *id, *seq
+				}
+				if k != nil && kind != nil && title != nil {
+					rec = &Record{Key: *k, Kind: *kind, Title: *title, Values: values}
+					if rev != nil {
+						rec.Revision = *rev
+					}
+				}
+			}
+			return rows.Err()
+		}
+	}
+	err := r.store.Read(ctx, domainID, sql, args, scan)
 	if err != nil {
 		return nil, translate("get record", err)
+	}
+	if head != nil {
+		head.Set(found, headID, headSeq)
 	}
 	if rec == nil {
 		return nil, fmt.Errorf("get record %q: record not found: %w", key, store.ErrNotFound)
@@ -73,3 +108,24 @@ SELECT * FROM h
 UNION ALL
 SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
  WHERE NOT EXISTS (SELECT 1 FROM h)`
+
+// getWithHeadSQL is getHeadSQL that also returns the branch's id and head
+// sequence number (store.Head) from the refs row it reads: a row of NULL
+// Record columns when the branch exists and the Record does not, and no
+// row when neither does (lb_get then raises the branch's absence, as for
+// getHeadSQL). A branch being deleted has no head (NULL id).
+const getWithHeadSQL = `WITH b AS MATERIALIZED (
+SELECT id, head_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
+ WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'),
+h AS (
+SELECT m.key::text, m.kind::text, m.title, m."values",
+       coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '') AS revision
+  FROM b
+  JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
+ WHERE b.owns AND NOT m.deleted),
+g AS (
+SELECT * FROM h
+UNION ALL
+SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
+ WHERE NOT EXISTS (SELECT 1 FROM h))
+SELECT g.*, b.id, b.head_seq FROM g FULL JOIN b ON true`

@@ -140,11 +140,13 @@ func Scope(ctx context.Context, tx pgx.Tx, domainID int32) error {
 
 // Read runs one read statement as lorebase_app scoped to the Domain, in one
 // round trip: BEGIN READ ONLY, the scope, the statement and COMMIT travel in
-// one batch. scan reads the statement's rows.
+// one batch. scan reads the statement's rows. Under a context of WithHead,
+// the first Read also reads the branch's head in the same batch.
 func (s *Store) Read(ctx context.Context, domainID int32, sql string, args []any, scan func(pgx.Rows) error) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN READ ONLY")
 	b.Queue(scopeSQL, strconv.Itoa(int(domainID)))
+	headRead := queueHead(ctx, b)
 	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
 		defer rows.Close()
 		if err := scan(rows); err != nil {
@@ -167,5 +169,6 @@ func (s *Store) Read(ctx context.Context, domainID int32, sql string, args []any
 		}
 		return err
 	}
+	headRead()
 	return nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/maypok86/otter/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lorebase/lorebase/store"
 )
 
 // responseCache keeps answers of reads, bounded by bytes, keyed by Domain,
@@ -58,7 +60,7 @@ func newResponseCache(maxBytes int64, reg prometheus.Registerer) *responseCache 
 // the Revision of at=. ok is false when the branch does not exist; the
 // handler then answers.
 func (s *Server) readVersion(r *http.Request) (version string, ok bool, err error) {
-	if rc := chi.RouteContext(r.Context()); rc != nil && strings.HasSuffix(rc.RoutePattern(), "/revisions/{id}") {
+	if revisionRoute(r) {
 		id, err := pathParam(r, "id")
 		if err != nil {
 			return "", false, err
@@ -87,11 +89,26 @@ func (s *Server) readVersion(r *http.Request) (version string, ok bool, err erro
 	if !found {
 		return "", false, nil
 	}
+	return branchVersion(r, id, seq), true, nil
+}
+
+// branchVersion names what a read of a branch reads: the branch id at its
+// head's sequence number, or at the Revision of at=.
+func branchVersion(r *http.Request, id int32, seq int64) string {
 	if at := r.URL.Query().Get("at"); at != "" {
 		// A read as of a Revision never changes, whatever the head does.
-		return "b" + strconv.Itoa(int(id)) + "/at:" + at, true, nil
+		return "b" + strconv.Itoa(int(id)) + "/at:" + at
 	}
-	return "b" + strconv.Itoa(int(id)) + "@" + strconv.FormatInt(seq, 10), true, nil
+	return "b" + strconv.Itoa(int(id)) + "@" + strconv.FormatInt(seq, 10)
+}
+
+// etagOf is the hash of the Domain, the version and the normalised request,
+// and the ETag made from it.
+func etagOf(r *http.Request, version string) (sum [32]byte, etag string) {
+	d := domainFrom(r.Context())
+	request := r.Method + " " + r.URL.EscapedPath() + "?" + r.URL.Query().Encode()
+	sum = sha256.Sum256([]byte(strconv.Itoa(int(d.ID)) + "\x00" + version + "\x00" + request))
+	return sum, `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
 }
 
 // grantsKey names what a principal may read and write, for cache keys: two
@@ -105,9 +122,16 @@ func grantsKey(p *principal) string {
 
 // cachedRead answers a read with an ETag from the Revision it reads and
 // the request: If-None-Match with it is 304; a kept answer is served
-// without reading; a fresh 200 is kept.
+// without reading; a fresh 200 is kept. When neither the cache nor
+// If-None-Match can answer before the read runs (the cache is off and the
+// request names no tag), the head is read with the read instead
+// (taggedRead): one round trip, not two.
 func (s *Server) cachedRead(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cache.entries == nil && r.Header.Get("If-None-Match") == "" && !readsVectors(r) && !revisionRoute(r) {
+			s.taggedRead(w, r, next)
+			return
+		}
 		version, ok, err := s.readVersion(r)
 		if err != nil {
 			var pe *problemError
@@ -123,10 +147,7 @@ func (s *Server) cachedRead(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		d := domainFrom(r.Context())
-		request := r.Method + " " + r.URL.EscapedPath() + "?" + r.URL.Query().Encode()
-		sum := sha256.Sum256([]byte(strconv.Itoa(int(d.ID)) + "\x00" + version + "\x00" + request))
-		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		sum, etag := etagOf(r, version)
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			s.cache.lookups.WithLabelValues("not_modified").Inc()
 			w.Header().Set("ETag", etag)
@@ -153,6 +174,45 @@ func (s *Server) cachedRead(next http.Handler) http.Handler {
 			s.cache.entries.Set(key, cachedResponse{body: cw.body.Bytes(), contentType: w.Header().Get("Content-Type")})
 		}
 	})
+}
+
+// taggedRead serves a read under store.WithHead: the handler's first
+// scoped read also reads the branch's head, in its transaction, and the
+// ETag of a 200 is derived from that head when the header is written, so
+// the tag names the Revision the answer was read at. A handler that
+// answers 200 without a scoped read gets its tag from the head read then.
+func (s *Server) taggedRead(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	branch, err := branchParam(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.cache.lookups.WithLabelValues("miss").Inc()
+	ctx, head := store.WithHead(r.Context(), branch)
+	tag := func() string {
+		read, found, id, seq := head.Result()
+		if !read {
+			version, ok, err := s.readVersion(r)
+			if err != nil || !ok {
+				return ""
+			}
+			_, etag := etagOf(r, version)
+			return etag
+		}
+		if !found {
+			return ""
+		}
+		_, etag := etagOf(r, branchVersion(r, id, seq))
+		return etag
+	}
+	next.ServeHTTP(&etagWriter{ResponseWriter: w, tag: tag}, r.WithContext(ctx))
+}
+
+// revisionRoute reports whether the request reads a Revision by id
+// (GET .../revisions/{id}), whose version is the id itself.
+func revisionRoute(r *http.Request) bool {
+	rc := chi.RouteContext(r.Context())
+	return rc != nil && strings.HasSuffix(rc.RoutePattern(), "/revisions/{id}")
 }
 
 // readsVectors reports whether a read's answer depends on vectors
@@ -182,10 +242,12 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// etagWriter adds the ETag to a 200 and keeps a copy of its body.
+// etagWriter adds the ETag to a 200 and keeps a copy of its body. The tag
+// is etag, or else what tag returns when the header is written ("": none).
 type etagWriter struct {
 	http.ResponseWriter
 	etag   string
+	tag    func() string
 	keep   bool
 	status int
 	body   bytes.Buffer
@@ -194,7 +256,10 @@ type etagWriter struct {
 func (w *etagWriter) WriteHeader(status int) {
 	if w.status == 0 {
 		w.status = status
-		if status == http.StatusOK {
+		if status == http.StatusOK && w.etag == "" && w.tag != nil {
+			w.etag = w.tag()
+		}
+		if status == http.StatusOK && w.etag != "" {
 			w.Header().Set("ETag", w.etag)
 		}
 	}

@@ -53,6 +53,9 @@ type Options struct {
 	// database New migrates, uses and keeps (a benchmark's dataset loaded once,
 	// measured run after run) instead of a fresh one dropped at the end.
 	Database string
+	// Tracer sees every statement of both of the store's pools (tests
+	// count a request's round trips with it); nil: none.
+	Tracer pgx.QueryTracer
 }
 
 // Keeper is a running test Keeper.
@@ -126,7 +129,9 @@ func Start(ctx context.Context, ownerURL, appURL string, opts Options) (_ *Keepe
 			k.Close()
 		}
 	}()
-	if k.Store, err = store.Open(ctx, ownerURL, store.ConfigFrom(cfg)); err != nil {
+	sc := store.ConfigFrom(cfg)
+	sc.Tracer = opts.Tracer
+	if k.Store, err = store.Open(ctx, ownerURL, sc); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	k.closers = append(k.closers, k.Store.Close)

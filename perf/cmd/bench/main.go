@@ -62,6 +62,7 @@ func run() error {
 	rankingRepeats := fs.Int("ranking-repeats", 3, "timed calls per query and search path of the ranking measurement")
 	searchCandidates := fs.Bool("search-candidates", false, "also measure the candidate search paths (RUM, GIN with every match ranked, impact-ordered postings) beside the served one")
 	httpReads := fs.Bool("http", true, "also measure reads through a Keeper over loopback HTTP (get by key, full-text search, q=steel)")
+	httpOnly := fs.Bool("http-only", false, "reads part: measure the floor and the reads over HTTP only (with their floor-paired rounds), no other read")
 	searchOnly := fs.Bool("search-only", false, "measure the floor, the searches and the ranking only (no other reads, writes, load, branches or merges)")
 	partsFlag := fs.String("parts", "all", "comma-separated parts to measure: "+strings.Join(perf.PartNames(), ", ")+" (or all)")
 	coldWarm := fs.Bool("cold-warm", false, "measure the reads twice per role: cold on keys from a seed the run has not used, then warm on the same calls (the Reads table is then the warm pass)")
@@ -197,7 +198,10 @@ func run() error {
 		rep.Floor = floor[0]
 		readsOf := func(w *perf.Workload) []perf.Op {
 			ops := w.Reads()
-			if *searchOnly {
+			switch {
+			case *httpOnly:
+				ops = nil
+			case *searchOnly:
 				ops = slices.DeleteFunc(ops, func(op perf.Op) bool { return !strings.Contains(op.Name, "search") })
 			}
 			return ops
@@ -241,7 +245,7 @@ func run() error {
 		explainReads(ctx, rep, w, *explain, *explainSamples)
 		if *httpReads {
 			fmt.Fprintln(os.Stderr, "bench: reads over HTTP")
-			if err := overHTTP(ctx, rep, w, h); err != nil {
+			if err := overHTTP(ctx, rep, w, h, gateOpts); err != nil {
 				if ctx.Err() != nil {
 					return err
 				}
@@ -268,7 +272,7 @@ func run() error {
 	} else {
 		rep.ReadsSkipped = parts.Skipped(perf.PartReads)
 	}
-	if *searchOnly {
+	if *searchOnly || *httpOnly {
 		*clients, *skipBranches, *skipMerges, *writeRuns = "", true, true, 0
 	}
 	if parts.Has(perf.PartWrites) && *writeRuns > 0 {
@@ -384,13 +388,20 @@ func writeReport(rep *perf.Report, out string) error {
 	return nil
 }
 
-// overHTTP measures the HTTP reads through a Keeper on a loopback port.
-func overHTTP(ctx context.Context, rep *perf.Report, w *perf.Workload, h perf.Harness) error {
+// overHTTP measures the HTTP reads through a Keeper on a loopback port,
+// then each of them paired call by call with the floor (rounds and pairs
+// of the gate's options), so that their ratios to the floor are taken at
+// the same moment.
+func overHTTP(ctx context.Context, rep *perf.Report, w *perf.Workload, h perf.Harness, gate perf.GateOptions) error {
 	hk, err := w.StartKeeper(ctx)
 	if err != nil {
 		return err
 	}
 	rep.HTTP, err = h.Run(ctx, w.HTTPReads(hk), &rep.Floor)
+	if err == nil {
+		fmt.Fprintln(os.Stderr, "bench: reads over HTTP paired with the floor")
+		rep.HTTPGate, err = h.RunGate(ctx, func() (perf.Op, []perf.Op) { return w.Floor(), w.HTTPReads(hk) }, gate)
+	}
 	if cerr := hk.Close(); err == nil {
 		err = cerr
 	}

@@ -42,6 +42,7 @@ DECLARE
     pcand int := p_partial_candidates;
     ow text[];
     oc bigint[];
+    fk text[];
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -118,6 +119,35 @@ BEGIN
                 END LOOP;
                 known := true;
             END IF;
+            SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+            IF NOT known AND cardinality(terms) BETWEEN 2 AND 6 AND coalesce(p_partial_min, 0) > 0 THEN
+                -- No rare term: the GIN index's AND of the terms says
+                -- whether at most p_limit Records match every term (its
+                -- first p_limit + 1 matches, lb_search_full_keys); if so
+                -- they are every full match, ranked here.
+                fk := lb_search_full_keys(c.d, c.b, full_q, p_limit + 1);
+                IF cardinality(fk) <= p_limit THEN
+                    FOR r IN
+                        SELECT m.key, m.kind, m.title, ts_rank(m.search, or_q) AS score
+                          FROM mat_records m
+                         WHERE m.domain_id = c.d AND m.branch_id = c.b AND m.key = ANY (fk) AND NOT m.deleted
+                         ORDER BY 4 DESC, m.key
+                    LOOP
+                        key := r.key;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.score;
+                        match := 'full';
+                        corrections := NULL;
+                        ranked := cardinality(fk);
+                        truncated := false;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                    total := cardinality(fk);
+                    known := true;
+                END IF;
+            END IF;
             IF known AND anyn < 8::bigint * p_candidates THEN
                 -- Every Record holding some term is within reach of the
                 -- GIN index (the terms' Records by the lexicon's counts):
@@ -125,8 +155,39 @@ BEGIN
                 -- a candidate cap above their number.
                 pcand := greatest(p_partial_candidates::bigint, anyn + 1)::int;
                 stmts := '{}';
+            ELSIF known AND cardinality(terms) BETWEEN 2 AND 6 THEN
+                -- Every full match is read: the partial matches, tier by
+                -- tier, exactly from the words' postings (lb_search_tiers).
+                IF n < p_limit AND n < coalesce(p_partial_min, 0) THEN
+                    fresh := false;
+                    FOR r IN
+                        SELECT p.key, m.kind, m.title, p.ranked, p.truncated,
+                               (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
+                          FROM lb_search_tiers(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_candidates * 10,
+                                               p_candidates, lb_search_records(c.d, c.b)) p
+                          LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
+                         ORDER BY p.matched DESC NULLS LAST, 6 DESC, p.key
+                    LOOP
+                        IF NOT fresh THEN
+                            total := total + r.ranked;
+                            capped := capped OR r.truncated;
+                            fresh := true;
+                        END IF;
+                        CONTINUE WHEN r.key IS NULL;
+                        key := r.key;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.score;
+                        match := 'partial';
+                        corrections := NULL;
+                        ranked := r.ranked;
+                        truncated := r.truncated;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                END IF;
+                stmts := NULL;
             ELSE
-                SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
                 fresh := false;
                 FOR r IN
                     SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,

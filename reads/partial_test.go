@@ -45,17 +45,48 @@ func partialParts(prefix string) []change {
 	return out
 }
 
-// partialRanking is the exhaustive ranking of q's partial matches on main
-// (rankByWords without the full matches).
+// partialRanking is the exhaustive ranking of the partial matches on main
+// of q, whose terms are its words, or words joined by | (a word and its
+// corrections): every Record holding some term but not all, the most
+// terms matched first, then ts_rank of the OR of the terms times the
+// share of terms matched, as lb_search ranks them.
 func partialRanking(t *testing.T, s *store.Store, f *fixture, q string, limit int) []reads.SearchResult {
 	t.Helper()
-	var out []reads.SearchResult
-	for _, x := range rankByWords(t, s, f, q, 100000) {
-		if x.Match == "partial" && len(out) < limit {
-			out = append(out, x)
-		}
+	var terms []string
+	for _, term := range strings.Fields(q) {
+		terms = append(terms, strings.ReplaceAll(term, "|", " | "))
 	}
+	rows, err := s.Pool.Query(f.ctx, `WITH w AS (SELECT $3::tsquery[] AS ts,
+			(SELECT string_agg('(' || x::text || ')', ' | ') FROM unnest($3::tsquery[]) x)::tsquery AS o),
+		m AS (SELECT key, kind, search, (SELECT count(*) FROM unnest(w.ts) t WHERE search @@ t) AS n, w.o, cardinality(w.ts) AS k
+		        FROM mat_records, w WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND search @@ w.o)
+		SELECT key, kind, (ts_rank(search, o) * n / k)::real FROM m WHERE n < k
+		 ORDER BY n DESC, 3 DESC, key LIMIT $4`, f.domain, f.branch, terms, limit)
+	require.NoError(t, err)
+	var out []reads.SearchResult
+	for rows.Next() {
+		x := reads.SearchResult{Match: "partial"}
+		require.NoError(t, rows.Scan(&x.Key, &x.Kind, &x.Score))
+		out = append(out, x)
+	}
+	require.NoError(t, rows.Err())
 	return out
+}
+
+// requireSamePartial: got holds the scores of want in order, each Record
+// with its own exhaustive score (tied Records are interchangeable).
+func requireSamePartial(t *testing.T, s *store.Store, f *fixture, q string, want, got []reads.SearchResult) {
+	t.Helper()
+	score := map[string]float32{}
+	for _, x := range partialRanking(t, s, f, q, 100000) {
+		score[x.Key] = x.Score
+	}
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.InDelta(t, want[i].Score, got[i].Score, 1e-6, "result %d", i)
+		require.Contains(t, score, got[i].Key)
+		require.InDelta(t, score[got[i].Key], got[i].Score, 1e-6, "result %d: %s", i, got[i].Key)
+	}
 }
 
 // TestSearchPartialTiers: with no rare term and fewer than five full
@@ -121,10 +152,13 @@ func TestSearchPartialTiers(t *testing.T) {
 	tiers := func(q string, limit, budget int, ginMax int64) ([]reads.SearchResult, bool, int) {
 		var words []string
 		var masks []int32
+		// A term is a word or several (a|b): a word and its corrections.
 		terms := strings.Fields(q)
-		for i, w := range terms {
-			words = append(words, w)
-			masks = append(masks, 1<<i)
+		for i, term := range terms {
+			for _, w := range strings.Split(term, "|") {
+				words = append(words, w)
+				masks = append(masks, 1<<i)
+			}
 		}
 		var out []reads.SearchResult
 		var truncated bool
@@ -164,11 +198,13 @@ func TestSearchPartialTiers(t *testing.T) {
 		limit  int
 		ginMax int64
 	}{{"alpha beta gamma", 20, 0}, {"alpha beta gamma", 20, 1 << 40}, {"alpha beta gamma", 120, 0},
-		{"alpha beta gamma", 120, 1 << 40}, {"gamma delta", 30, 0}, {"gamma delta", 30, 1 << 40}} {
+		{"alpha beta gamma", 120, 1 << 40}, {"gamma delta", 30, 0}, {"gamma delta", 30, 1 << 40},
+		{"alpha|delta beta gamma", 20, 0}, {"alpha|delta beta gamma", 20, 1 << 40}, {"alpha|delta beta gamma", 150, 1 << 40},
+		{"alpha|pair beta|delta gamma", 100, 0}, {"alpha|pair beta|delta gamma", 100, 1 << 40}} {
 		t.Run(fmt.Sprintf("tiers %s/%d/%d", tc.q, tc.limit, tc.ginMax), func(t *testing.T) {
 			got, truncated, ranked := tiers(tc.q, tc.limit, 100000, tc.ginMax)
 			require.False(t, truncated)
-			requireSameRanking(t, s, f, tc.q, partialRanking(t, s, f, tc.q, tc.limit), got)
+			requireSamePartial(t, s, f, tc.q, partialRanking(t, s, f, tc.q, tc.limit), got)
 			if tc.q == "gamma delta" && tc.ginMax == 0 {
 				require.Less(t, ranked, holding, "the walk stops before scoring every Record holding a term")
 			}
@@ -238,4 +274,57 @@ func resultKeys(rs []reads.SearchResult) []string {
 		out = append(out, r.Key)
 	}
 	return out
+}
+
+// TestSearchFullKeysPlan: whether at most the limit Records match every
+// term is asked of the GIN index for the words alone (the Domain and
+// branch compared as bigint, so the index does not list every Record of
+// the branch), as a bitmap, with index scans off as lb_search_full_keys
+// runs it; lb_search_sql names the statement.
+func TestSearchFullKeysPlan(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "full-keys-plan")
+	generate(t, f, 20000)
+	var stmts []string
+	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		rows, err := tx.Query(f.ctx, `SELECT * FROM lb_search_sql('main', 'part w7 w91', '', 20)`)
+		if err != nil {
+			return err
+		}
+		stmts, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	var probe string
+	for _, st := range stmts {
+		if strings.Contains(st, "::bigint") && strings.Contains(st, "LIMIT 21") {
+			probe = st
+		}
+	}
+	require.NotEmpty(t, probe, "lb_search_sql: %v", stmts)
+	var src string
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'lb_search'`).Scan(&src))
+	require.Contains(t, src, "lb_search_full_keys(c.d, c.b, full_q, p_limit + 1)")
+	var plan []string
+	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+		for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_indexscan = off`} {
+			if _, err := tx.Exec(f.ctx, set); err != nil {
+				return err
+			}
+		}
+		rows, err := tx.Query(f.ctx, `EXPLAIN `+probe)
+		if err != nil {
+			return err
+		}
+		plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	p := strings.Join(plan, "\n")
+	require.Contains(t, p, "Bitmap Index Scan on mat_records_p", p)
+	require.Regexp(t, `Index Cond: \(search @@ `, p, p)
+	require.NotContains(t, p, "Index Cond: ((domain_id", p)
+	require.NotContains(t, p, "Seq Scan", p)
 }

@@ -64,11 +64,14 @@ DECLARE
     cover int;
     bound double precision;
     kth double precision;
+    kmax double precision;
     adv boolean[];
     any_open boolean;
     est double precision;
     q tsquery;
     tq tsquery[];
+    one_each boolean := false;
+    several text;
 BEGIN
     IF nw = 0 OR p_terms < 2 OR p_terms > 6 OR p_limit < 1 THEN
         RAISE EXCEPTION 'lb_search_tiers: % words, % terms, limit %', nw, p_terms, p_limit USING ERRCODE = '22023';
@@ -92,6 +95,27 @@ BEGIN
           FROM unnest(p_words, p_masks) u(w, mask) WHERE u.mask & (1 << j) <> 0;
         tq := tq || q;
     END LOOP;
+    -- When no word belongs to two terms and the Records holding two words
+    -- of one term are few (some pair of them has a rare word, or they meet
+    -- in few Records, the words independent), those Records are scored
+    -- first (the GIN index finds them): every other Record holds at most
+    -- one word of each term, so it scores at most the best current score
+    -- of each term's lists, not their sum.
+    IF NOT EXISTS (SELECT 1 FROM unnest(p_masks) x WHERE bit_count(x::bit(32)) > 1) THEN
+        SELECT string_agg(format('(%s & %s)', lb_lexeme(p_words[x.i]), lb_lexeme(p_words[y.i])), ' | '),
+               coalesce(bool_and(least(counts[x.i], counts[y.i]) < 8 * p_gin_max
+                                 OR (p_records > 0 AND counts[x.i]::double precision * counts[y.i] / p_records < p_gin_max)), true)
+          INTO several, one_each
+          FROM generate_subscripts(p_words, 1) x(i), generate_subscripts(p_words, 1) y(i)
+         WHERE x.i < y.i AND p_masks[x.i] = p_masks[y.i];
+        IF one_each AND several IS NOT NULL THEN
+            EXECUTE format($s$SELECT coalesce(array_agg(m.key::text), '{}') FROM mat_records m
+                 WHERE m.domain_id = %L::bigint AND m.branch_id = %L::bigint AND NOT m.deleted AND m.search @@ %L::tsquery$s$,
+                 d, b, several) INTO fresh;
+            SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, fresh, pool_k, pool_c, pool_s) p;
+            n_scored := n_scored + i;
+        END IF;
+    END IF;
     FOR tier IN REVERSE p_terms - 1..1 LOOP
         EXIT WHEN need <= 0;
         -- The combinations of the tier whose terms meet in few Records
@@ -114,25 +138,7 @@ BEGIN
                      d, b, q::text) INTO fresh;
                 gin_done := gin_done || combo;
                 CONTINUE WHEN cardinality(fresh) = 0;
-                WITH f AS (SELECT DISTINCT u.k FROM unnest(fresh) u(k) WHERE u.k <> ALL (pool_k)),
-                sc AS (
-                    SELECT s.key AS k, bit_or(w.mask) AS mask, sum(s.score::double precision) AS sum_s
-                      FROM f
-                      JOIN mat_search_words s ON s.domain_id = d AND s.branch_id = b AND s.key = f.k AND s.word = ANY (p_words)
-                      JOIN unnest(p_words, p_masks) w(word, mask) ON w.word = s.word
-                     GROUP BY s.key),
-                cand AS (
-                    SELECT sc.k, bit_count(sc.mask::bit(32))::int AS c, sc.sum_s FROM sc WHERE sc.mask <> all_terms
-                    UNION ALL
-                    SELECT * FROM unnest(pool_k, pool_c, pool_s)),
-                best AS (
-                    SELECT cand.*, row_number() OVER (PARTITION BY cand.c ORDER BY cand.sum_s DESC, cand.k) AS r FROM cand)
-                SELECT coalesce(array_agg(best.k ORDER BY best.c DESC, best.sum_s DESC, best.k), '{}'),
-                       coalesce(array_agg(best.c ORDER BY best.c DESC, best.sum_s DESC, best.k), '{}'),
-                       coalesce(array_agg(best.sum_s ORDER BY best.c DESC, best.sum_s DESC, best.k), '{}'),
-                       (SELECT count(*) FROM f)::int
-                  INTO pool_k, pool_c, pool_s, i
-                  FROM best WHERE best.r <= p_limit;
+                SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, fresh, pool_k, pool_c, pool_s) p;
                 n_scored := n_scored + i;
             END LOOP;
         END IF;
@@ -146,12 +152,27 @@ BEGIN
                 CONTINUE WHEN bit_count(combo::bit(32)) <> tier OR combo = ANY (gin_done);
                 cover := 0;
                 bound := 0;
-                FOR i IN 1..nw LOOP
-                    IF NOT done[i] AND p_masks[i] & ~combo = 0 THEN
-                        cover := cover | p_masks[i];
-                        bound := bound + last_s[i];
-                    END IF;
-                END LOOP;
+                IF one_each THEN
+                    -- One word of each term at most: the best list of each.
+                    FOR j IN 0..p_terms - 1 LOOP
+                        CONTINUE WHEN combo & (1 << j) = 0;
+                        kmax := NULL;
+                        FOR i IN 1..nw LOOP
+                            IF NOT done[i] AND p_masks[i] = 1 << j THEN
+                                cover := cover | p_masks[i];
+                                kmax := greatest(kmax, last_s[i]);
+                            END IF;
+                        END LOOP;
+                        bound := bound + coalesce(kmax, 0);
+                    END LOOP;
+                ELSE
+                    FOR i IN 1..nw LOOP
+                        IF NOT done[i] AND p_masks[i] & ~combo = 0 THEN
+                            cover := cover | p_masks[i];
+                            bound := bound + last_s[i];
+                        END IF;
+                    END LOOP;
+                END IF;
                 CONTINUE WHEN cover <> combo;
                 CONTINUE WHEN kth IS NOT NULL AND kth >= bound * (1 - 1e-6);
                 any_open := true;
@@ -192,25 +213,7 @@ BEGIN
                 want[i] := least(greatest(chunk, want[i] * 2), 8192);
             END LOOP;
             IF cardinality(fresh) > 0 THEN
-                WITH f AS (SELECT DISTINCT u.k FROM unnest(fresh) u(k) WHERE u.k <> ALL (pool_k)),
-                sc AS (
-                    SELECT s.key AS k, bit_or(w.mask) AS mask, sum(s.score::double precision) AS sum_s
-                      FROM f
-                      JOIN mat_search_words s ON s.domain_id = d AND s.branch_id = b AND s.key = f.k AND s.word = ANY (p_words)
-                      JOIN unnest(p_words, p_masks) w(word, mask) ON w.word = s.word
-                     GROUP BY s.key),
-                cand AS (
-                    SELECT sc.k, bit_count(sc.mask::bit(32))::int AS c, sc.sum_s FROM sc WHERE sc.mask <> all_terms
-                    UNION ALL
-                    SELECT * FROM unnest(pool_k, pool_c, pool_s)),
-                best AS (
-                    SELECT cand.*, row_number() OVER (PARTITION BY cand.c ORDER BY cand.sum_s DESC, cand.k) AS r FROM cand)
-                SELECT coalesce(array_agg(best.k ORDER BY best.c DESC, best.sum_s DESC, best.k), '{}'),
-                       coalesce(array_agg(best.c ORDER BY best.c DESC, best.sum_s DESC, best.k), '{}'),
-                       coalesce(array_agg(best.sum_s ORDER BY best.c DESC, best.sum_s DESC, best.k), '{}'),
-                       (SELECT count(*) FROM f)::int
-                  INTO pool_k, pool_c, pool_s, i
-                  FROM best WHERE best.r <= p_limit;
+                SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, fresh, pool_k, pool_c, pool_s) p;
                 n_scored := n_scored + i;
             END IF;
         END LOOP;

@@ -224,8 +224,9 @@ func TestSearchPartialTiers(t *testing.T) {
 			require.LessOrEqual(t, x.Score, got[i-1].Score)
 		}
 	}
-	// Through lb_search, search.partial.candidates bounds the partial
-	// walk (10 × it Records scored) and the answer says so.
+	// Through lb_search, the partial walk scores at most 10 ×
+	// search.partial.candidates or 8 × search_candidates Records (the
+	// larger: 80 here) and the answer says when that was not enough.
 	narrow := reads.New(s, reads.Config{SearchCandidates: 10, PartialCandidates: 2})
 	res, err := narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma", Limit: 20})
 	require.NoError(t, err)
@@ -307,7 +308,7 @@ func TestSearchFullKeysPlan(t *testing.T) {
 	require.NotEmpty(t, probe, "lb_search_sql: %v", stmts)
 	var src string
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'lb_search'`).Scan(&src))
-	require.Contains(t, src, "lb_search_full_keys(c.d, c.b, full_q, p_limit + 1)")
+	require.Contains(t, src, "lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1)")
 	var plan []string
 	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
 		for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_indexscan = off`} {

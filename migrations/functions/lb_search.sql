@@ -43,6 +43,11 @@ DECLARE
     ow text[];
     oc bigint[];
     fk text[];
+    fs real[];
+    est double precision;
+    nrec bigint;
+    probe int;
+    pmin int := p_partial_min;
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -96,47 +101,40 @@ BEGIN
             -- the walk then ranks partial matches only, unless the Records
             -- holding some term are under that count too: then the GIN
             -- index's partial tiers rank every one of them.
-            SELECT min(x.n), sum(x.n) INTO rare, anyn FROM (
-                SELECT t.t, sum(coalesce(l.records, 0)) AS n
-                  FROM generate_series(0, cardinality(terms) - 1) t(t)
-                  JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
-                  LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
-                 GROUP BY t.t) x;
-            IF rare < 8::bigint * p_candidates THEN
-                FOR r IN EXECUTE lb_search_full_sql(src, p_kind, terms, greatest(p_candidates, rare + 1)::int, p_limit) LOOP
-                    key := r.key;
-                    kind := r.kind;
-                    title := r.title;
-                    score := r.score;
-                    match := r.match;
-                    corrections := NULL;
-                    ranked := r.ranked;
-                    truncated := r.truncated;
-                    total := r.ranked;
-                    capped := r.truncated;
-                    n := n + 1;
-                    RETURN NEXT;
-                END LOOP;
-                known := true;
-            END IF;
+            -- The Records holding each term (the lexicon's counts): the
+            -- rarest term's, every term's, and how many hold every term
+            -- were the terms independent (over the branch's Records; 0
+            -- when the branch keeps no counters: the GIN index is asked).
+            nrec := lb_search_records(c.d, c.b);
+            SELECT min(x.n), sum(x.n),
+                   CASE WHEN nrec > 0 THEN nrec * exp(sum(ln(greatest(x.n, 1)::double precision / nrec))) ELSE 0 END
+              INTO rare, anyn, est
+              FROM (SELECT t.t, sum(coalesce(l.records, 0)) AS n
+                      FROM generate_series(0, cardinality(terms) - 1) t(t)
+                      JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
+                      LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
+                     GROUP BY t.t) x;
             SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
-            IF NOT known AND cardinality(terms) BETWEEN 2 AND 6 AND coalesce(p_partial_min, 0) > 0 THEN
-                -- No rare term: the GIN index's AND of the terms says
-                -- whether at most p_limit Records match every term (its
-                -- first p_limit + 1 matches, lb_search_full_keys); if so
-                -- they are every full match, ranked here.
-                fk := lb_search_full_keys(c.d, c.b, full_q, p_limit + 1);
-                IF cardinality(fk) <= p_limit THEN
+            IF rare < 8::bigint * p_candidates
+               OR (cardinality(terms) BETWEEN 2 AND 6 AND est < 8::double precision * p_candidates) THEN
+                -- A term in fewer Records than 8 × p_candidates, or terms
+                -- that, were they independent, meet in fewer: the GIN
+                -- index's AND of the terms reads the full matches (their
+                -- rows, up to one more than that, lb_search_full_keys). If
+                -- it read them all, they are ranked here, exactly.
+                probe := least(rare, 8::bigint * p_candidates)::int;
+                SELECT f.keys, f.scores INTO fk, fs FROM lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1) f;
+                IF cardinality(fk) <= probe THEN
                     FOR r IN
-                        SELECT m.key, m.kind, m.title, ts_rank(m.search, or_q) AS score
-                          FROM mat_records m
-                         WHERE m.domain_id = c.d AND m.branch_id = c.b AND m.key = ANY (fk) AND NOT m.deleted
-                         ORDER BY 4 DESC, m.key
+                        SELECT x.k, m.kind, m.title, x.s
+                          FROM (SELECT u.k, u.s FROM unnest(fk, fs) u(k, s) ORDER BY u.s DESC, u.k LIMIT p_limit) x
+                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                         ORDER BY x.s DESC, x.k
                     LOOP
-                        key := r.key;
+                        key := r.k;
                         kind := r.kind;
                         title := r.title;
-                        score := r.score;
+                        score := r.s;
                         match := 'full';
                         corrections := NULL;
                         ranked := cardinality(fk);
@@ -146,13 +144,16 @@ BEGIN
                     END LOOP;
                     total := cardinality(fk);
                     known := true;
+                ELSIF probe >= p_limit THEN
+                    -- More than p_limit match every term: no partial match
+                    -- can follow.
+                    pmin := 0;
                 END IF;
             END IF;
-            IF known AND anyn < 8::bigint * p_candidates THEN
-                -- Every Record holding some term is within reach of the
-                -- GIN index (the terms' Records by the lexicon's counts):
-                -- the partial tiers below rank them all, exactly, with
-                -- a candidate cap above their number.
+            IF known AND anyn < 8::bigint * p_partial_candidates THEN
+                -- Few Records hold some term (the lexicon's counts): the
+                -- GIN index's partial tiers below rank them all, exactly,
+                -- with a candidate cap above their number.
                 pcand := greatest(p_partial_candidates::bigint, anyn + 1)::int;
                 stmts := '{}';
             ELSIF known AND cardinality(terms) BETWEEN 2 AND 6 THEN
@@ -163,8 +164,9 @@ BEGIN
                     FOR r IN
                         SELECT p.key, m.kind, m.title, p.ranked, p.truncated,
                                (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
-                          FROM lb_search_tiers(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_candidates * 10,
-                                               p_candidates, lb_search_records(c.d, c.b)) p
+                          FROM lb_search_tiers(c.d, c.b, pw, pm, cardinality(terms), p_limit - n,
+                                               greatest(p_partial_candidates * 10, p_candidates * 8),
+                                               2 * p_candidates, nrec) p
                           LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
                          ORDER BY p.matched DESC NULLS LAST, 6 DESC, p.key
                     LOOP
@@ -192,7 +194,7 @@ BEGIN
                 FOR r IN
                     SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
                            (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
-                      FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_min,
+                      FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, pmin,
                                               p_candidates * 32, known, p_partial_candidates * 10) p
                       LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
                      WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)

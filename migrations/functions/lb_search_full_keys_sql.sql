@@ -4,12 +4,13 @@
 -- GIN index is scanned for the words alone (as in lb_search_or_sql); other
 -- Domains' Records of the partition the words find are dropped by the
 -- filter.
-CREATE OR REPLACE FUNCTION lb_search_full_keys_sql(d integer, b integer, q tsquery, p_limit integer)
+CREATE OR REPLACE FUNCTION lb_search_full_keys_sql(d integer, b integer, q tsquery, p_rank tsquery, p_limit integer)
  RETURNS text
  LANGUAGE sql
  IMMUTABLE
 AS $function$
-SELECT format($q$SELECT coalesce(array_agg(x.key), '{}') FROM (SELECT m.key::text AS key FROM mat_records m
-  WHERE m.domain_id = %L::bigint AND m.branch_id = %L::bigint AND NOT m.deleted AND m.search @@ %L::tsquery
-  LIMIT %s) x$q$, d, b, q::text, p_limit)
+SELECT format($q$SELECT coalesce(array_agg(x.key), '{}'), coalesce(array_agg(x.score), '{}') FROM (
+  SELECT m.key::text AS key, ts_rank(m.search, %4$L::tsquery) AS score FROM mat_records m
+   WHERE m.domain_id = %1$L::bigint AND m.branch_id = %2$L::bigint AND NOT m.deleted AND m.search @@ %3$L::tsquery
+   LIMIT %5$s) x$q$, d, b, q::text, p_rank::text, p_limit)
 $function$;

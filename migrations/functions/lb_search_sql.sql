@@ -44,7 +44,8 @@ BEGIN
     IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) BETWEEN 2 AND 6 THEN
         -- Whether at most p_limit Records match every term (lb_search asks
         -- when no term is rare; it runs this with index scans off).
-        statement := lb_search_full_keys_sql(c.d, c.b, full_q, p_limit + 1);
+        statement := lb_search_full_keys_sql(c.d, c.b, full_q,
+            (SELECT string_agg('(' || x::text || ')', ' | ') FROM unnest(terms) x)::tsquery, p_limit + 1);
         RETURN NEXT;
     END IF;
     IF cardinality(terms) > 1 THEN

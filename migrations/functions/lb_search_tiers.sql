@@ -23,7 +23,8 @@
 -- whole), twice as many each time. A combination whose terms meet in
 -- fewer Records than p_gin_max (the lexicon's counts, p_records Records
 -- in the branch, the terms independent) is read whole from the GIN index
--- instead: every Record holding its terms, scored from its postings. When
+-- instead: every Record holding its terms, scored from its search vector
+-- as its postings score it (lb_search_tiers_gin_sql). When
 -- p_budget Records were scored before every tier closed, the walk stops
 -- with what it has and says truncated.
 -- key, matched and score (the postings' sum) are the Records, best first;
@@ -71,6 +72,9 @@ DECLARE
     q tsquery;
     tq tsquery[];
     one_each boolean := false;
+    gk text[];
+    gm int[];
+    gs double precision[];
     several text;
 BEGIN
     IF nw = 0 OR p_terms < 2 OR p_terms > 6 OR p_limit < 1 THEN
@@ -109,18 +113,18 @@ BEGIN
           FROM generate_subscripts(p_words, 1) x(i), generate_subscripts(p_words, 1) y(i)
          WHERE x.i < y.i AND p_masks[x.i] = p_masks[y.i];
         IF one_each AND several IS NOT NULL THEN
-            EXECUTE format($s$SELECT coalesce(array_agg(m.key::text), '{}') FROM mat_records m
-                 WHERE m.domain_id = %L::bigint AND m.branch_id = %L::bigint AND NOT m.deleted AND m.search @@ %L::tsquery$s$,
-                 d, b, several) INTO fresh;
-            SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, fresh, pool_k, pool_c, pool_s) p;
+            EXECUTE lb_search_tiers_gin_sql(d, b, p_words, p_masks, several::tsquery) INTO gk, gm, gs;
+            SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i
+              FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, '{}', pool_k, pool_c, pool_s, gk, gm, gs) p;
             n_scored := n_scored + i;
         END IF;
     END IF;
     FOR tier IN REVERSE p_terms - 1..1 LOOP
         EXIT WHEN need <= 0;
-        -- The combinations of the tier whose terms meet in few Records
-        -- are read whole from the GIN index.
-        IF p_records IS NOT NULL AND p_records > 0 THEN
+        -- The combinations of two terms or more that meet in few Records
+        -- are read whole from the GIN index (one term's best Records are
+        -- the first of its lists).
+        IF p_records IS NOT NULL AND p_records > 0 AND tier > 1 THEN
             FOR combo IN 1..all_terms - 1 LOOP
                 CONTINUE WHEN bit_count(combo::bit(32)) <> tier OR combo = ANY (gin_done);
                 est := p_records::double precision;
@@ -133,12 +137,11 @@ BEGIN
                 CONTINUE WHEN est >= p_gin_max;
                 SELECT string_agg('(' || tq[x.t + 1]::text || ')', ' & ')::tsquery INTO q
                   FROM generate_series(0, p_terms - 1) x(t) WHERE combo & (1 << x.t) <> 0;
-                EXECUTE format($s$SELECT coalesce(array_agg(m.key::text), '{}') FROM mat_records m
-                     WHERE m.domain_id = %L::bigint AND m.branch_id = %L::bigint AND NOT m.deleted AND m.search @@ %L::tsquery$s$,
-                     d, b, q::text) INTO fresh;
+                EXECUTE lb_search_tiers_gin_sql(d, b, p_words, p_masks, q) INTO gk, gm, gs;
                 gin_done := gin_done || combo;
-                CONTINUE WHEN cardinality(fresh) = 0;
-                SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, fresh, pool_k, pool_c, pool_s) p;
+                CONTINUE WHEN cardinality(gk) = 0;
+                SELECT p.k, p.c, p.s, p.n INTO pool_k, pool_c, pool_s, i
+                  FROM lb_search_tiers_pool(d, b, p_words, p_masks, p_terms, p_limit, '{}', pool_k, pool_c, pool_s, gk, gm, gs) p;
                 n_scored := n_scored + i;
             END LOOP;
         END IF;

@@ -4,9 +4,12 @@
 -- statement ranked and whether that ranking was truncated (the candidates
 -- were the first matches found, not the best: see lb_search_full_sql). On
 -- a branch read at its head, a one-word query (no Kind) reads the word's
--- postings best first (lb_search_words_sql), and with the RUM index
--- present the partial matches are read in rank order, tier by tier. The 'corrections' row carries the totals: the
--- candidates ranked and whether any ranking was truncated.
+-- postings best first (lb_search_words_sql), several words their full
+-- matches from the GIN index or their postings and their partial matches
+-- tier by tier from their postings (lb_search_tiers); elsewhere, with the
+-- RUM index present, the partial matches are read in rank order, tier by
+-- tier. The 'corrections' row carries the totals: the candidates ranked
+-- and whether any ranking was truncated.
 CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE plpgsql
@@ -92,15 +95,15 @@ BEGIN
             -- (lb_search_or_sql), when those are few (lb_search_or_ok).
             stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
         ELSIF coalesce(plain, false) THEN
-            -- Several words (or corrections): the threshold algorithm over
-            -- their postings, full and partial matches in one walk, each
-            -- Record's score computed again from its search vector. When a
-            -- term is in fewer Records than 8 × p_candidates (the
-            -- lexicon's counts), the GIN index finds every full match at
-            -- less cost (its AND proves how few match) and ranks them all;
-            -- the walk then ranks partial matches only, unless the Records
-            -- holding some term are under that count too: then the GIN
-            -- index's partial tiers rank every one of them.
+            -- Several words (or corrections). When a term is in fewer
+            -- Records than 8 × p_candidates, or the terms would meet in
+            -- fewer were they independent, the GIN index reads every full
+            -- match (its AND proves how few match) and they are ranked
+            -- here; partial matches then follow from the postings, tier by
+            -- tier (lb_search_tiers), or from the GIN index's partial
+            -- tiers when the Records holding some term are few. Otherwise
+            -- the threshold algorithm over the words' postings ranks full
+            -- and partial matches in one walk (lb_search_postings).
             -- The Records holding each term (the lexicon's counts): the
             -- rarest term's, every term's, and how many hold every term
             -- were the terms independent (over the branch's Records; 0

@@ -172,7 +172,7 @@ BEGIN
                                (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
                           FROM lb_search_tiers(c.d, c.b, pw, pm, cardinality(terms), p_limit - n,
                                                greatest(p_partial_candidates * 10, p_candidates * 8),
-                                               2 * p_candidates, nrec) p
+                                               8 * p_candidates, nrec) p
                           LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
                          ORDER BY p.matched DESC NULLS LAST, 6 DESC, p.key
                     LOOP

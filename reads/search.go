@@ -36,7 +36,7 @@ type SearchResult struct {
 // scored Record by Record, at most 32 × Config.SearchCandidates of them,
 // or every full match is ranked from the GIN index when a term is in
 // fewer Records than 8 × Config.SearchCandidates or the terms, were they
-// independent, would meet in fewer than 16 × as many and do; partial
+// independent, would meet in fewer than 32 × as many and do; partial
 // matches are then ranked tier
 // by tier from the postings, at most 10 × Config.PartialCandidates or
 // 8 × Config.SearchCandidates Records scored, the larger): exact, not

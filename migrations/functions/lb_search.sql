@@ -97,7 +97,7 @@ BEGIN
         ELSIF coalesce(plain, false) THEN
             -- Several words (or corrections). When a term is in fewer
             -- Records than 8 × p_candidates, or the terms would meet in
-            -- fewer than 16 × p_candidates were they independent (and do),
+            -- fewer than 32 × p_candidates were they independent (and do),
             -- the GIN index reads every full match (its AND proves how few
             -- match) and they are ranked here; partial matches then follow
             -- from the postings, tier by tier (lb_search_tiers), or from
@@ -120,15 +120,15 @@ BEGIN
                      GROUP BY t.t) x;
             SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
             IF rare < 8::bigint * p_candidates
-               OR (cardinality(terms) BETWEEN 2 AND 6 AND est < 16::double precision * p_candidates) THEN
+               OR (cardinality(terms) BETWEEN 2 AND 6 AND est < 32::double precision * p_candidates) THEN
                 -- A term in fewer Records than 8 × p_candidates, or terms
                 -- that, were they independent, would meet in fewer than
-                -- 16 × p_candidates: the GIN index's AND of the terms reads
+                -- 32 × p_candidates: the GIN index's AND of the terms reads
                 -- the full matches (their rows, up to one more than the
-                -- rarest term's Records or 16 × p_candidates,
+                -- rarest term's Records or 32 × p_candidates,
                 -- lb_search_full_keys). If it read them all, they are
                 -- ranked here, exactly.
-                probe := least(rare, 16::bigint * p_candidates)::int;
+                probe := least(rare, 32::bigint * p_candidates)::int;
                 SELECT f.keys, f.scores INTO fk, fs FROM lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1) f;
                 IF cardinality(fk) <= probe THEN
                     FOR r IN

@@ -1,7 +1,8 @@
 -- lb_search_sql returns the statements lb_search runs: the full match, the
--- GIN index's count of full matches up to the limit (several words on a
--- branch at its head, no Kind) and, when partial matching may follow, the
--- partial match (its first tier).
+-- GIN index's reading of the full matches (several words on a branch at
+-- its head, no Kind: lb_search_full_keys_sql, here with the limit plus
+-- one) and, when partial matching may follow, the partial match of a
+-- Kind, an overlay or a past Revision (its first tier).
 CREATE OR REPLACE FUNCTION lb_search_sql(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(statement text)
  LANGUAGE plpgsql
@@ -42,8 +43,10 @@ BEGIN
     END IF;
     RETURN NEXT;
     IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) BETWEEN 2 AND 6 THEN
-        -- Whether at most p_limit Records match every term (lb_search asks
-        -- when no term is rare; it runs this with index scans off).
+        -- The GIN index's reading of the full matches (lb_search reads
+        -- them so, up to a limit that depends on the lexicon's counts, when
+        -- a term is rare or the terms likely meet in few Records; it runs
+        -- this with index scans off).
         statement := lb_search_full_keys_sql(c.d, c.b, full_q,
             (SELECT string_agg('(' || x::text || ')', ' | ') FROM unnest(terms) x)::tsquery, p_limit + 1);
         RETURN NEXT;

@@ -15,18 +15,20 @@
 -- holds only words whose mask is within S, each at most where that word's
 -- list stands, and words covering every term of S, so it scores at most
 -- the sum of the current scores of the lists not read to their end whose
--- masks are within S (none when those lists no longer cover S). A tier is
--- done when its p_limit-th best reaches every open combination's bound
--- (ties end it: tied Records are interchangeable); only the lists of the
--- combinations still open are read. Lists are read 32 postings at a time
--- at first (a list of fewer than 128 postings by the lexicon's count
--- whole), twice as many each time. A combination whose terms meet in
--- fewer Records than p_gin_max (the lexicon's counts, p_records Records
--- in the branch, the terms independent) is read whole from the GIN index
--- instead: every Record holding its terms, scored from its search vector
--- as its postings score it (lb_search_tiers_gin_sql). When
--- p_budget Records were scored before every tier closed, the walk stops
--- with what it has and says truncated.
+-- masks are within S (none when those lists no longer cover S), or the
+-- sum of each term's best current list score once the Records holding
+-- two words of one term were read from the GIN index (when they are few).
+-- A tier is done when its p_limit-th best reaches every open
+-- combination's bound (ties end it: tied Records are interchangeable);
+-- only the lists of the combinations still open are read. Lists are read
+-- 32 postings at a time at first (a list of fewer than 128 postings by
+-- the lexicon's count whole), twice as many each time. A combination of
+-- two terms or more that meet in fewer Records than p_gin_max (the
+-- lexicon's counts, p_records Records in the branch, the terms
+-- independent) is read whole from the GIN index instead: every Record
+-- holding its terms, scored from its search vector as its postings score
+-- it (lb_search_tiers_gin_sql). When p_budget Records were scored before
+-- every tier closed, the walk stops with what it has and says truncated.
 -- key, matched and score (the postings' sum) are the Records, best first;
 -- ranked (the Records scored) and truncated repeat on every row, and one
 -- row with a NULL key carries them when nothing matched.

@@ -278,10 +278,10 @@ func TestSearchPostingsWalk(t *testing.T) {
 	}
 
 	// Partial matches have a budget of their own (10 × search.partial.
-	// candidates Records once every full match is read): p5 is in one
-	// Record, so the GIN index reads the full matches; hundreds hold two
-	// of the three words.
-	narrow := reads.New(s, reads.Config{SearchCandidates: 10, PartialCandidates: 1})
+	// candidates or 8 × search_candidates Records, the larger, once every
+	// full match is read): p5 is in one Record, so the GIN index reads the
+	// full matches; hundreds hold two of the three words.
+	narrow := reads.New(s, reads.Config{SearchCandidates: 1, PartialCandidates: 1})
 	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
 	require.NoError(t, err)
 	require.True(t, res.Truncated)

@@ -34,9 +34,13 @@ type SearchResult struct {
 // the words' postings are read best first until no other Record can rank
 // higher (a one word query reads its best Records; several words are
 // scored Record by Record, at most 32 × Config.SearchCandidates of them,
-// or every full match of a term in fewer Records than
-// 8 × Config.SearchCandidates is ranked): exact, not truncated unless that
-// budget ran out. Otherwise (a Kind, an overlay, a past Revision) at most
+// or every full match is ranked from the GIN index when a term is in
+// fewer Records than 8 × Config.SearchCandidates or the terms, were they
+// independent, would meet in fewer than 32 × as many and do; partial
+// matches are then ranked tier
+// by tier from the postings, at most 10 × Config.PartialCandidates or
+// 8 × Config.SearchCandidates Records scored, the larger): exact, not
+// truncated unless a budget ran out. Otherwise (a Kind, an overlay, a past Revision) at most
 // Config.SearchCandidates full and Config.PartialCandidates partial matches
 // are ranked. Full and partial matches rank by ts_rank of the OR of the
 // terms (the mean of each word's own rank), full ones first.

@@ -4,9 +4,12 @@
 -- statement ranked and whether that ranking was truncated (the candidates
 -- were the first matches found, not the best: see lb_search_full_sql). On
 -- a branch read at its head, a one-word query (no Kind) reads the word's
--- postings best first (lb_search_words_sql), and with the RUM index
--- present the partial matches are read in rank order, tier by tier. The 'corrections' row carries the totals: the
--- candidates ranked and whether any ranking was truncated.
+-- postings best first (lb_search_words_sql), several words their full
+-- matches from the GIN index or their postings and their partial matches
+-- tier by tier from their postings (lb_search_tiers); elsewhere, with the
+-- RUM index present, the partial matches are read in rank order, tier by
+-- tier. The 'corrections' row carries the totals: the candidates ranked
+-- and whether any ranking was truncated.
 CREATE OR REPLACE FUNCTION lb_search(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE plpgsql
@@ -42,6 +45,12 @@ DECLARE
     pcand int := p_partial_candidates;
     ow text[];
     oc bigint[];
+    fk text[];
+    fs real[];
+    est double precision;
+    nrec bigint;
+    probe int;
+    pmin int := p_partial_min;
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -86,52 +95,112 @@ BEGIN
             -- (lb_search_or_sql), when those are few (lb_search_or_ok).
             stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
         ELSIF coalesce(plain, false) THEN
-            -- Several words (or corrections): the threshold algorithm over
-            -- their postings, full and partial matches in one walk, each
-            -- Record's score computed again from its search vector. When a
-            -- term is in fewer Records than 8 × p_candidates (the
-            -- lexicon's counts), the GIN index finds every full match at
-            -- less cost (its AND proves how few match) and ranks them all;
-            -- the walk then ranks partial matches only, unless the Records
-            -- holding some term are under that count too: then the GIN
-            -- index's partial tiers rank every one of them.
-            SELECT min(x.n), sum(x.n) INTO rare, anyn FROM (
-                SELECT t.t, sum(coalesce(l.records, 0)) AS n
-                  FROM generate_series(0, cardinality(terms) - 1) t(t)
-                  JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
-                  LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
-                 GROUP BY t.t) x;
-            IF rare < 8::bigint * p_candidates THEN
-                FOR r IN EXECUTE lb_search_full_sql(src, p_kind, terms, greatest(p_candidates, rare + 1)::int, p_limit) LOOP
-                    key := r.key;
-                    kind := r.kind;
-                    title := r.title;
-                    score := r.score;
-                    match := r.match;
-                    corrections := NULL;
-                    ranked := r.ranked;
-                    truncated := r.truncated;
-                    total := r.ranked;
-                    capped := r.truncated;
-                    n := n + 1;
-                    RETURN NEXT;
-                END LOOP;
-                known := true;
+            -- Several words (or corrections). When a term is in fewer
+            -- Records than 8 × p_candidates, or the terms would meet in
+            -- fewer than 32 × p_candidates were they independent (and do),
+            -- the GIN index reads every full match (its AND proves how few
+            -- match) and they are ranked here; partial matches then follow
+            -- from the postings, tier by tier (lb_search_tiers), or from
+            -- the GIN index's partial tiers when the Records holding some
+            -- term are few. Otherwise
+            -- the threshold algorithm over the words' postings ranks full
+            -- and partial matches in one walk (lb_search_postings).
+            -- The Records holding each term (the lexicon's counts): the
+            -- rarest term's, every term's, and how many hold every term
+            -- were the terms independent (over the branch's Records; 0
+            -- when the branch keeps no counters: the GIN index is asked).
+            nrec := lb_search_records(c.d, c.b);
+            SELECT min(x.n), sum(x.n),
+                   CASE WHEN nrec > 0 THEN nrec * exp(sum(ln(greatest(x.n, 1)::double precision / nrec))) ELSE 0 END
+              INTO rare, anyn, est
+              FROM (SELECT t.t, sum(coalesce(l.records, 0)) AS n
+                      FROM generate_series(0, cardinality(terms) - 1) t(t)
+                      JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
+                      LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
+                     GROUP BY t.t) x;
+            SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+            IF rare < 8::bigint * p_candidates
+               OR (cardinality(terms) BETWEEN 2 AND 6 AND est < 32::double precision * p_candidates) THEN
+                -- A term in fewer Records than 8 × p_candidates, or terms
+                -- that, were they independent, would meet in fewer than
+                -- 32 × p_candidates: the GIN index's AND of the terms reads
+                -- the full matches (their rows, up to one more than the
+                -- rarest term's Records or 32 × p_candidates,
+                -- lb_search_full_keys). If it read them all, they are
+                -- ranked here, exactly.
+                probe := least(rare, 32::bigint * p_candidates)::int;
+                SELECT f.keys, f.scores INTO fk, fs FROM lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1) f;
+                IF cardinality(fk) <= probe THEN
+                    FOR r IN
+                        SELECT x.k, m.kind, m.title, x.s
+                          FROM (SELECT u.k, u.s FROM unnest(fk, fs) u(k, s) ORDER BY u.s DESC, u.k LIMIT p_limit) x
+                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                         ORDER BY x.s DESC, x.k
+                    LOOP
+                        key := r.k;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.s;
+                        match := 'full';
+                        corrections := NULL;
+                        ranked := cardinality(fk);
+                        truncated := false;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                    total := cardinality(fk);
+                    known := true;
+                ELSIF probe >= p_limit THEN
+                    -- More than p_limit match every term: no partial match
+                    -- can follow.
+                    pmin := 0;
+                END IF;
             END IF;
-            IF known AND anyn < 8::bigint * p_candidates THEN
-                -- Every Record holding some term is within reach of the
-                -- GIN index (the terms' Records by the lexicon's counts):
-                -- the partial tiers below rank them all, exactly, with
-                -- a candidate cap above their number.
+            IF known AND anyn < 8::bigint * p_partial_candidates THEN
+                -- Few Records hold some term (the lexicon's counts): the
+                -- GIN index's partial tiers below rank them all, exactly,
+                -- with a candidate cap above their number.
                 pcand := greatest(p_partial_candidates::bigint, anyn + 1)::int;
                 stmts := '{}';
+            ELSIF known AND cardinality(terms) BETWEEN 2 AND 6 THEN
+                -- Every full match is read: the partial matches, tier by
+                -- tier, exactly from the words' postings (lb_search_tiers).
+                IF n < p_limit AND n < coalesce(p_partial_min, 0) THEN
+                    fresh := false;
+                    FOR r IN
+                        SELECT p.key, m.kind, m.title, p.ranked, p.truncated,
+                               (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
+                          FROM lb_search_tiers(c.d, c.b, pw, pm, cardinality(terms), p_limit - n,
+                                               greatest(p_partial_candidates * 10, p_candidates * 8),
+                                               8 * p_candidates, nrec) p
+                          LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
+                         ORDER BY p.matched DESC NULLS LAST, 6 DESC, p.key
+                    LOOP
+                        IF NOT fresh THEN
+                            total := total + r.ranked;
+                            capped := capped OR r.truncated;
+                            fresh := true;
+                        END IF;
+                        CONTINUE WHEN r.key IS NULL;
+                        key := r.key;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.score;
+                        match := 'partial';
+                        corrections := NULL;
+                        ranked := r.ranked;
+                        truncated := r.truncated;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                END IF;
+                stmts := NULL;
             ELSE
-                SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
                 fresh := false;
                 FOR r IN
                     SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
                            (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
-                      FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, p_partial_min,
+                      FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, pmin,
                                               p_candidates * 32, known, p_partial_candidates * 10) p
                       LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
                      WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)

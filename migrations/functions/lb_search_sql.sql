@@ -1,5 +1,8 @@
--- lb_search_sql returns the statements lb_search runs: the full match and,
--- when partial matching may follow, the partial match (its first tier).
+-- lb_search_sql returns the statements lb_search runs: the full match, the
+-- GIN index's reading of the full matches (several words on a branch at
+-- its head, no Kind: lb_search_full_keys_sql, here with the limit plus
+-- one) and, when partial matching may follow, the partial match of a
+-- Kind, an overlay or a past Revision (its first tier).
 CREATE OR REPLACE FUNCTION lb_search_sql(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(statement text)
  LANGUAGE plpgsql
@@ -39,6 +42,15 @@ BEGIN
         statement := lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit);
     END IF;
     RETURN NEXT;
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) BETWEEN 2 AND 6 THEN
+        -- The GIN index's reading of the full matches (lb_search reads
+        -- them so, up to a limit that depends on the lexicon's counts, when
+        -- a term is rare or the terms likely meet in few Records; it runs
+        -- this with index scans off).
+        statement := lb_search_full_keys_sql(c.d, c.b, full_q,
+            (SELECT string_agg('(' || x::text || ')', ' | ') FROM unnest(terms) x)::tsquery, p_limit + 1);
+        RETURN NEXT;
+    END IF;
     IF cardinality(terms) > 1 THEN
         statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit,
                                            c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL,

@@ -1,0 +1,16 @@
+-- lb_search_full_keys_sql: the statement of lb_search_full_keys, from the
+-- GIN index (a bitmap scan: the index's matches, then their rows until
+-- p_limit are found). The Domain and branch are compared as bigint so the
+-- GIN index is scanned for the words alone (as in lb_search_or_sql); other
+-- Domains' Records of the partition the words find are dropped by the
+-- filter.
+CREATE OR REPLACE FUNCTION lb_search_full_keys_sql(d integer, b integer, q tsquery, p_rank tsquery, p_limit integer)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+SELECT format($q$SELECT coalesce(array_agg(x.key), '{}'), coalesce(array_agg(x.score), '{}') FROM (
+  SELECT m.key::text AS key, ts_rank(m.search, %4$L::tsquery) AS score FROM mat_records m
+   WHERE m.domain_id = %1$L::bigint AND m.branch_id = %2$L::bigint AND NOT m.deleted AND m.search @@ %3$L::tsquery
+   LIMIT %5$s) x$q$, d, b, q::text, p_rank::text, p_limit)
+$function$;

@@ -266,8 +266,3 @@ func benchLoaded(b *testing.B, e *env, records int) []string {
 	return revs
 }
 
-// benchEnv is newEnv for a benchmark.
-func benchEnv(b *testing.B) *env {
-	b.Helper()
-	return newEnvTB(b, httptest.NewServer)
-}

@@ -265,4 +265,3 @@ func benchLoaded(b *testing.B, e *env, records int) []string {
 	require.NotEmpty(b, revs)
 	return revs
 }
-

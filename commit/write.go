@@ -341,6 +341,10 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	D, B := ilit(domainID), ilit(b.ID)
 	seq := strconv.FormatInt(h.seq, 10)
 	th := p.cfg.CopyThresholdRows
+	if err := createStages(ctx, tx, []staged{{"lb_stage_objects", objRows}, {"lb_stage_records", recs},
+		{"lb_stage_history", hist}, {"lb_stage_unlinks", dels}, {"lb_stage_links", adds}, {"lb_stage_link_history", lh}}, th); err != nil {
+		return nil, err
+	}
 	batch := &pgx.Batch{}
 	queue := func(stage string, rs *rowset, sql func(src string) string) error {
 		if rs.n == 0 {

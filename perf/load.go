@@ -232,6 +232,9 @@ func prefetch(ctx context.Context, seq iter.Seq[[]supply.Change]) iter.Seq[loadB
 						b.records++
 					}
 				}
+				if ctx.Err() != nil {
+					return
+				}
 				select {
 				case ch <- b:
 				case <-ctx.Done():

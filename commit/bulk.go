@@ -32,12 +32,48 @@ type rowset struct {
 	n    int
 }
 
+// staged is one rowset of a write and the staging table its rows go to when
+// there are more than the threshold.
+type staged struct {
+	stage string
+	rs    *rowset
+}
+
+// createStages makes sure the session has the staging tables of the sets of
+// more than threshold rows, in one round trip. A staging table is a
+// temporary table that the session keeps and that empties at the end of
+// every transaction that used it (ON COMMIT DELETE ROWS; rows copied by a
+// transaction that rolls back are never visible to another), so a commit
+// writes no catalog rows for it once its connection has one. A stage takes
+// the rows of one write per transaction: the pipeline writes once per
+// transaction.
+func createStages(ctx context.Context, tx pgx.Tx, sets []staged, threshold int) error {
+	var b strings.Builder
+	for _, s := range sets {
+		if s.rs.n <= threshold {
+			continue
+		}
+		defs := make([]string, len(s.rs.cols))
+		for i, c := range s.rs.cols {
+			defs[i] = c.name + " " + c.typ
+		}
+		b.WriteString("CREATE TEMP TABLE IF NOT EXISTS " + s.stage + " (" + strings.Join(defs, ", ") + ") ON COMMIT DELETE ROWS;\n")
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, b.String()); err != nil {
+		return fmt.Errorf("create staging tables: %w", err)
+	}
+	return nil
+}
+
 // source makes the rows readable by one statement. Small sets travel as
 // arrays (unnest, parameters numbered from argBase+1); sets of more than
-// threshold rows are copied into a temporary staging table that is dropped
-// at commit (COPY straight into a table under row-level security is not
-// allowed for lorebase_app). It returns the FROM item, aliased u, and the
-// parameters to pass.
+// threshold rows are copied into their staging table (createStages; COPY
+// straight into a table under row-level security is not allowed for
+// lorebase_app). It returns the FROM item, aliased u, and the parameters
+// to pass.
 func source(ctx context.Context, tx pgx.Tx, stage string, rs *rowset, threshold, argBase int) (string, []any, error) {
 	names := make([]string, len(rs.cols))
 	for i, c := range rs.cols {
@@ -49,13 +85,6 @@ func source(ctx context.Context, tx pgx.Tx, stage string, rs *rowset, threshold,
 			parts[i] = "$" + strconv.Itoa(argBase+i+1) + "::" + c.typ + "[]"
 		}
 		return "unnest(" + strings.Join(parts, ", ") + ") AS u(" + strings.Join(names, ", ") + ")", rs.data, nil
-	}
-	defs := make([]string, len(rs.cols))
-	for i, c := range rs.cols {
-		defs[i] = c.name + " " + c.typ
-	}
-	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+stage+" ("+strings.Join(defs, ", ")+") ON COMMIT DROP"); err != nil {
-		return "", nil, fmt.Errorf("create staging table %s: %w", stage, err)
 	}
 	src := pgx.CopyFromSlice(rs.n, func(i int) ([]any, error) {
 		row := make([]any, len(rs.data))

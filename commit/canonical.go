@@ -27,6 +27,9 @@ func CanonicalJSON(v any) ([]byte, error) {
 
 // decodeJSON decodes one JSON value with UseNumber and refuses trailing data.
 func decodeJSON(data []byte) (any, error) {
+	if v, ok := decodeFast(data); ok {
+		return v, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any
@@ -105,6 +108,8 @@ func appendCanonical(buf *bytes.Buffer, v any) error {
 			}
 		}
 		buf.WriteByte('}')
+	case canonicalBytes:
+		buf.Write(x)
 	case json.RawMessage:
 		d, err := decodeJSON(x)
 		if err != nil {
@@ -123,6 +128,59 @@ func appendCanonical(buf *bytes.Buffer, v any) error {
 		return appendCanonical(buf, d)
 	}
 	return nil
+}
+
+// canonicalBytes is JSON already canonical, written as it is.
+type canonicalBytes []byte
+
+// plainCanonical reports whether b, valid JSON without insignificant
+// whitespace, can stand for the canonical JSON of its decoded value as it
+// is: it is canonical JSON (the caller knows), holds no number (jsonb
+// writes numbers its own way) and no \ufffd escape (CanonicalJSON writes
+// invalid UTF-8 so, and U+FFFD itself as the character). Anything it is
+// unsure of answers false.
+func plainCanonical(b []byte) bool {
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if in {
+			switch c {
+			case '"':
+				in = false
+			case '\\':
+				if i+1 >= len(b) {
+					return false
+				}
+				// CanonicalJSON escapes control characters (\u0000 to
+				// \u001f), U+2028, U+2029 and invalid UTF-8 (\ufffd).
+				if b[i+1] == 'u' && (i+5 >= len(b) || !controlEscape(b[i+2:i+6])) {
+					return false
+				}
+				i++
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = true
+		case '{', '}', '[', ']', ',', ':':
+		case 't', 'f', 'n':
+			// true, false, null: skip the letters.
+			for i+1 < len(b) && b[i+1] >= 'a' && b[i+1] <= 'z' {
+				i++
+			}
+		default:
+			return false
+		}
+	}
+	return !in
+}
+
+// controlEscape reports whether the four hex digits of a \u escape name
+// a control character, U+2028 or U+2029.
+func controlEscape(h []byte) bool {
+	s := string(h)
+	return s[:3] == "000" || s[:3] == "001" || s == "2028" || s == "2029"
 }
 
 const hexDigits = "0123456789abcdef"

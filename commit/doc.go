@@ -21,7 +21,9 @@
 //  4. objects, the Revision, the final rows of the changed Records, their
 //     history, the Links (stored and foreign-key) and their history are
 //     written set-based: arrays through unnest, or COPY into a temporary
-//     staging table for batches over Config.CopyThresholdRows;
+//     staging table for batches over Config.CopyThresholdRows (the
+//     connection keeps its staging tables; they empty at the end of every
+//     transaction that used them);
 //  5. the ref moves by compare-and-swap on the head read under the lock.
 //
 // A Record changed several times by one commit gets one history row for that

@@ -47,9 +47,16 @@ func RevisionHash(c RevisionContent) ([]byte, error) {
 		}
 		prov = jsonbNumbers(v)
 	}
-	changes, err := decodeJSON(c.Changes)
-	if err != nil {
-		return nil, fmt.Errorf("revision changes: %w", err)
+	// A change list as the pipeline writes it (canonical JSON) without
+	// numbers or a \ufffd escape is what decoding and encoding it again
+	// would write: it goes in as it is.
+	var changes any = canonicalBytes(c.Changes)
+	if !plainCanonical(c.Changes) {
+		v, err := decodeJSON(c.Changes)
+		if err != nil {
+			return nil, fmt.Errorf("revision changes: %w", err)
+		}
+		changes = jsonbNumbers(v)
 	}
 	if len(c.Parents) != len(c.ParentHashes) {
 		return nil, fmt.Errorf("revision %s: %d parents but %d parent hashes", c.ID, len(c.Parents), len(c.ParentHashes))
@@ -62,7 +69,7 @@ func RevisionHash(c RevisionContent) ([]byte, error) {
 		"version": HashVersion, "id": c.ID, "seq": c.Seq, "branch": int64(c.BranchID),
 		"parents": parents, "author": c.Author, "message": c.Message,
 		"at":         c.At.UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000Z"),
-		"provenance": prov, "changes": jsonbNumbers(changes),
+		"provenance": prov, "changes": changes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("revision hash: %w", err)

@@ -1,6 +1,7 @@
 package commit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -44,9 +45,9 @@ type revisionHeader struct {
 	number      int64 // the Domain's own Revision number, what clients see
 	parents     []string
 	parentHash  []string
-	objects     []string // object hashes, hex, in change order
-	changes     []map[string]any
-	changesJSON []byte // canonical JSON of changes, set by seal
+	objects     []string         // object hashes, hex, in change order
+	changes     []map[string]any // the change list, when changesJSON is not set
+	changesJSON []byte           // canonical JSON of the change list, set by write or by seal from changes
 	author      string
 	message     string
 	provenance  json.RawMessage
@@ -102,11 +103,14 @@ func (h *revisionHeader) addParents(ctx context.Context, tx pgx.Tx, domainID int
 // seal computes the Revision's hash (RevisionHash, version 2): it covers
 // everything the Revision says, its parents' hashes included.
 func (h *revisionHeader) seal() error {
-	changes, err := CanonicalJSON(anySlice(h.changes))
-	if err != nil {
-		return fmt.Errorf("revision changes: %w", err)
+	changes := h.changesJSON
+	if changes == nil {
+		var err error
+		if changes, err = CanonicalJSON(anySlice(h.changes)); err != nil {
+			return fmt.Errorf("revision changes: %w", err)
+		}
+		h.changesJSON = changes
 	}
-	h.changesJSON = changes
 	sum, err := RevisionHash(RevisionContent{
 		ID: h.id, Seq: h.seq, BranchID: h.branchID, Parents: h.parents, ParentHashes: h.parentHash,
 		Author: h.author, Message: h.message, At: h.at, Provenance: h.provenance, Changes: changes,
@@ -143,6 +147,69 @@ func queueRevision(batch *pgx.Batch, domainID int32, b *store.Branch, h *revisio
 	return nil
 }
 
+// recordObject writes the object of a put, patch or delete: the canonical
+// JSON of {"key": key, "kind": kind, "values": values} with values, the
+// canonical JSON of the Record's values after the change, nil for null.
+func recordObject(buf *bytes.Buffer, key, kind string, values []byte) {
+	buf.WriteString(`{"key":`)
+	appendString(buf, key)
+	buf.WriteString(`,"kind":`)
+	appendString(buf, kind)
+	buf.WriteString(`,"values":`)
+	if values == nil {
+		buf.WriteString("null")
+	} else {
+		buf.Write(values)
+	}
+	buf.WriteByte('}')
+}
+
+// linkObject writes the object of a link or unlink: the canonical JSON of
+// {"from": from, "relation": relation, "to": to}.
+func linkObject(buf *bytes.Buffer, from, relation, to string) {
+	buf.WriteString(`{"from":`)
+	appendString(buf, from)
+	buf.WriteString(`,"relation":`)
+	appendString(buf, relation)
+	buf.WriteString(`,"to":`)
+	appendString(buf, to)
+	buf.WriteByte('}')
+}
+
+// appendChange writes the change list's entry of c as canonical JSON, its
+// keys in byte order: op, object and provenance, with kind and key (put,
+// patch, delete) or relation, from and to (link, unlink).
+func appendChange(buf *bytes.Buffer, c *change, kind, object string) error {
+	switch c.op {
+	case opLink, opUnlink:
+		buf.WriteString(`{"from":`)
+		appendString(buf, c.from)
+	default:
+		buf.WriteString(`{"key":`)
+		appendString(buf, c.key)
+		buf.WriteString(`,"kind":`)
+		appendString(buf, kind)
+	}
+	buf.WriteString(`,"object":`)
+	appendString(buf, object)
+	buf.WriteString(`,"op":`)
+	appendString(buf, c.op)
+	if c.prov != nil {
+		buf.WriteString(`,"provenance":`)
+		if err := appendCanonical(buf, c.prov); err != nil {
+			return err
+		}
+	}
+	if c.op == opLink || c.op == opUnlink {
+		buf.WriteString(`,"relation":`)
+		appendString(buf, c.relation)
+		buf.WriteString(`,"to":`)
+		appendString(buf, c.to)
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
 func anySlice(ms []map[string]any) []any {
 	out := make([]any, len(ms))
 	for i, m := range ms {
@@ -163,44 +230,51 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	}
 	h.author, h.message, h.provenance = req.Author, req.Message, commitProv
 
-	// Objects and the Revision's change list, in change order.
+	// Objects and the Revision's change list (canonical JSON, written
+	// directly), in change order.
 	var objs objectSet
-	lastObj := map[string][]byte{}           // Record key -> object of its last change
-	lastProv := map[string]json.RawMessage{} // Record key -> provenance of its last change
-	h.objects = make([]string, 0, len(changes))
-	h.changes = make([]map[string]any, 0, len(changes))
-	for _, c := range changes {
-		entry := map[string]any{"op": c.op}
-		var body []byte
+	lastObj := map[string][]byte{}            // Record key -> object of its last change
+	lastProv := map[string]json.RawMessage{}  // Record key -> provenance of its last change
+	afterJSON := make([][]byte, len(changes)) // canonical JSON of each put's and patch's values after it
+	var list bytes.Buffer
+	list.WriteByte('[')
+	var body bytes.Buffer
+	for i, c := range changes {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		body.Reset()
+		kindName := ""
 		switch c.op {
 		case opPut, opPatch, opDelete:
-			r := st.records[c.key]
-			var vals any
+			kindName = st.records[c.key].kindName
+			var vb []byte
 			if c.after != nil {
-				vals = c.after
+				if vb, err = CanonicalJSON(c.after); err != nil {
+					return nil, fmt.Errorf("encode change %d: %w", c.idx, err)
+				}
+				afterJSON[i] = vb
 			}
-			body, err = CanonicalJSON(map[string]any{"kind": r.kindName, "key": c.key, "values": vals})
-			entry["kind"], entry["key"] = r.kindName, c.key
+			recordObject(&body, c.key, kindName, vb)
 		case opLink, opUnlink:
-			body, err = CanonicalJSON(map[string]any{"relation": c.relation, "from": c.from, "to": c.to})
-			entry["relation"], entry["from"], entry["to"] = c.relation, c.from, c.to
+			linkObject(&body, c.from, c.relation, c.to)
+		default:
+			return nil, fmt.Errorf("encode change %d: unknown op %q", c.idx, c.op)
 		}
-		if err != nil {
+		hash := objs.add(body.Bytes())
+		hexHash := hexOf(hash)
+		if err := appendChange(&list, c, kindName, hexHash); err != nil {
 			return nil, fmt.Errorf("encode change %d: %w", c.idx, err)
 		}
-		hash := objs.add(body)
-		entry["object"] = hexOf(hash)
-		if c.prov != nil {
-			entry["provenance"] = c.prov
-		}
-		h.objects = append(h.objects, hexOf(hash))
-		h.changes = append(h.changes, entry)
+		h.objects = append(h.objects, hexHash)
 		switch c.op {
 		case opPut, opPatch, opDelete:
 			lastObj[c.key] = hash
 			lastProv[c.key] = c.prov
 		}
 	}
+	list.WriteByte(']')
+	h.changesJSON = list.Bytes()
 	if err := h.seal(); err != nil {
 		return nil, err
 	}
@@ -223,9 +297,14 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		var title string
 		var valsText *string
 		if r.exists {
-			vb, err := CanonicalJSON(r.values)
-			if err != nil {
-				return nil, fmt.Errorf("encode values of %q: %w", key, err)
+			// A Record present after the commit was last put or patched:
+			// that change's values are its values.
+			vb := afterJSON[r.lastIdx]
+			if vb == nil {
+				var err error
+				if vb, err = CanonicalJSON(r.values); err != nil {
+					return nil, fmt.Errorf("encode values of %q: %w", key, err)
+				}
 			}
 			title = r.kind.TitleOf(r.values)
 			others := maps.Clone(r.values)
@@ -341,6 +420,10 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	D, B := ilit(domainID), ilit(b.ID)
 	seq := strconv.FormatInt(h.seq, 10)
 	th := p.cfg.CopyThresholdRows
+	if err := createStages(ctx, tx, []staged{{"lb_stage_objects", objRows}, {"lb_stage_records", recs},
+		{"lb_stage_history", hist}, {"lb_stage_unlinks", dels}, {"lb_stage_links", adds}, {"lb_stage_link_history", lh}}, th); err != nil {
+		return nil, err
+	}
 	batch := &pgx.Batch{}
 	queue := func(stage string, rs *rowset, sql func(src string) string) error {
 		if rs.n == 0 {
@@ -465,9 +548,19 @@ func countDeltas(st *state) ([]string, []int64) {
 
 // sameJSON reports whether two decoded JSON values are equal as canonical JSON.
 func sameJSON(a, b any) bool {
-	if as, ok := a.(string); ok {
-		bs, ok := b.(string)
-		return ok && as == bs
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		// Written as they are: equal texts of a valid number are equal.
+		if y, ok := b.(json.Number); ok && x == y {
+			return x != "" && json.Valid([]byte(x))
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
 	}
 	ab, err1 := CanonicalJSON(a)
 	bb, err2 := CanonicalJSON(b)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -135,7 +136,8 @@ func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, e
 	pr := newProgress(opts.Progress, opts.ProgressBar, g.Counts().Changes(), done*opts.BatchSize)
 	start := time.Now()
 	n := done
-	for batch := range g.Batches(opts.BatchSize, done) {
+	// The next batch is generated while the current one commits.
+	for b := range prefetch(ctx, g.Batches(opts.BatchSize, done)) {
 		if opts.StopAfter > 0 && res.Committed == opts.StopAfter {
 			break
 		}
@@ -143,22 +145,17 @@ func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, e
 			Message:    fmt.Sprintf("%s%d/%d", loadMessage, n+1, res.Batches),
 			Author:     "perf:loader",
 			Provenance: prov,
-			Changes:    toCommitChanges(batch),
+			Changes:    b.changes,
 		}
 		if _, err := pipe.Commit(ctx, d.ID, Branch, req, ""); err != nil {
 			return res, fmt.Errorf("load supply: commit batch %d/%d: %w", n+1, res.Batches, err)
 		}
 		n++
 		res.Committed++
-		for _, c := range batch {
-			if c.Op == "put" {
-				res.Records++
-			} else {
-				res.Links++
-			}
-		}
+		res.Records += b.records
+		res.Links += len(b.changes) - b.records
 		res.Duration = time.Since(start)
-		pr.update(n, res.Batches, len(batch), res.Records, res.Links)
+		pr.update(n, res.Batches, len(b.changes), res.Records, res.Links)
 	}
 	res.Duration = time.Since(start)
 	res.Complete = n == res.Batches
@@ -210,6 +207,47 @@ func committedBatches(ctx context.Context, s *store.Store, domainID int32, domai
 		return 0, fmt.Errorf("the Domain %s holds %d load commits of another dataset (want %s): load into another database", domain, other, prov)
 	}
 	return n, nil
+}
+
+// loadBatch is one batch of the load as the pipeline takes it.
+type loadBatch struct {
+	changes []commit.Change
+	records int // its puts; the other changes are links
+}
+
+// prefetch generates the batches of seq one ahead of the loop that ranges
+// over it, in a goroutine of its own; it stops when ctx is done or the loop
+// stops ranging.
+func prefetch(ctx context.Context, seq iter.Seq[[]supply.Change]) iter.Seq[loadBatch] {
+	return func(yield func(loadBatch) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ch := make(chan loadBatch, 1)
+		go func() {
+			defer close(ch)
+			for batch := range seq {
+				b := loadBatch{changes: toCommitChanges(batch)}
+				for _, c := range batch {
+					if c.Op == "put" {
+						b.records++
+					}
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				select {
+				case ch <- b:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		for b := range ch {
+			if !yield(b) {
+				return
+			}
+		}
+	}
 }
 
 func toCommitChanges(batch []supply.Change) []commit.Change {

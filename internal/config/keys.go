@@ -54,7 +54,7 @@ var keys = []Key{
 	{"read.neighborhood.max_limit", "1000", positive, "largest `limit` of a neighborhood read.", func(c *Config) any { return &c.Read.Neighborhood.MaxLimit }},
 	{"read.neighborhood.max_depth", "3", positive, "largest `depth` of a neighborhood read.", func(c *Config) any { return &c.Read.Neighborhood.MaxDepth }},
 	{"read.at_max_changes", "100000", positive, "most changes made since a Revision that a read as of it (`at=`) may replay; past it the read is 422 (fork a branch at that Revision instead). Bounds the history one read scans.", func(c *Config) any { return &c.Read.AtMaxChanges }},
-	{"write.copy_threshold_rows", "500", positive, "commit batches of more rows than this go through `COPY` into a staging table.", func(c *Config) any { return &c.Write.CopyThresholdRows }},
+	{"write.copy_threshold_rows", "500", positive, "commit batches of more rows than this go through `COPY` into a staging table (a temporary table the connection keeps, emptied at the end of each transaction).", func(c *Config) any { return &c.Write.CopyThresholdRows }},
 	{"write.max_changes", "50000", positive, "most changes in one commit.", func(c *Config) any { return &c.Write.MaxChanges }},
 	{"write.idempotency_ttl", "24h", positive, "how long an `Idempotency-Key` is remembered (per token); after it the key is free again.", func(c *Config) any { return &c.Write.IdempotencyTTL }},
 	{"jobs.batch_target", "200ms", positive, "how long a background batch (branch copy, delete) aims to hold a branch lock.", func(c *Config) any { return &c.Jobs.BatchTarget }},

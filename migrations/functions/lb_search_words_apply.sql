@@ -5,7 +5,8 @@
 -- search vector or deletion changed, and of their postings only those whose
 -- word or score changed (a renamed Record keeps most of its words' ranks):
 -- the words gone are deleted, the new ones inserted, the others' scores
--- updated where they differ.
+-- updated where they differ. An update that changes neither in any row
+-- returns after one join of the transition tables.
 --
 -- The lexicon counts the present Records of a branch holding each word,
 -- which is the number of the word's postings in that branch: it moves by
@@ -65,6 +66,15 @@ BEGIN
                 db.domain_id, db.branch_id);
         END LOOP;
     ELSE
+        -- An update that keeps every row's search vector and deletion (a
+        -- commit of values that are not searched) moves no posting: one
+        -- join of the transition tables says so, before the statements
+        -- below are planned.
+        IF NOT EXISTS (
+            SELECT 1 FROM new_rows n JOIN old_rows o ON o.domain_id = n.domain_id AND o.branch_id = n.branch_id AND o.key = n.key
+             WHERE o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted) THEN
+            RETURN NULL;
+        END IF;
         SELECT count(DISTINCT (n.domain_id, n.branch_id)) INTO pairs FROM new_rows n;
         FOR db IN SELECT DISTINCT n.domain_id, n.branch_id FROM new_rows n LOOP
             -- One Domain and branch (a commit): no filter on the

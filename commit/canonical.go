@@ -27,9 +27,6 @@ func CanonicalJSON(v any) ([]byte, error) {
 
 // decodeJSON decodes one JSON value with UseNumber and refuses trailing data.
 func decodeJSON(data []byte) (any, error) {
-	if v, ok := decodeFast(data); ok {
-		return v, nil
-	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var v any

@@ -3,113 +3,14 @@ package commit
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// stdDecode is decodeJSON without its fast path: encoding/json with
-// UseNumber, trailing data refused.
-func stdDecode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("trailing data")
-	}
-	return v, nil
-}
-
-var decodeCases = []struct {
-	in   string
-	fast bool // the fast decoder takes it
-}{
-	{`{}`, true},
-	{`{"a": 1, "b": "x", "c": [1, 2.5, -3e10, 0, -0.0], "d": {"e": null, "f": true, "g": false}}`, true},
-	{` {"weight_kg": 1.234 , "name" : "Hex bolt 12"} `, true},
-	{"{\n\t\"a\":\r\n[]}", true},
-	{`{"a": 1, "a": 2}`, true},
-	{`{"ключ": "значение", "emoji": "😀", "sep": "a` + "\u2028" + `b"}`, true},
-	{`[1, "two", [3], {"four": 4}]`, true},
-	{`"text"`, true},
-	{`12`, true},
-	{`-0.5E+3`, true},
-	{`null`, true},
-	{`true`, true},
-	{`{"a": "q\"uote"}`, false},
-	{`{"a": "\u00e9"}`, false},
-	{`{"a": "tab` + "\t" + `"}`, false},
-	{"{\"a\": \"\xff\"}", false},
-	{`{"a": 01}`, false},
-	{`{"a": 1.}`, false},
-	{`{"a": .5}`, false},
-	{`{"a": -}`, false},
-	{`{"a": 1e}`, false},
-	{`{"a": tru}`, false},
-	{`{"a": truex}`, false},
-	{`{"a": 1,}`, false},
-	{`{"a" 1}`, false},
-	{`{"a": 1} x`, false},
-	{`{"a": 1}{}`, false},
-	{`[1 2]`, false},
-	{`{"a": [1, 2}`, false},
-	{`{`, false},
-	{``, false},
-	{`   `, false},
-	{strings.Repeat("[", 70) + strings.Repeat("]", 70), false},
-	{strings.Repeat("[", 60) + strings.Repeat("]", 60), true},
-}
-
-// TestDecodeFastMatchesEncodingJSON: whatever the fast decoder takes, it
-// decodes exactly as encoding/json does; the rest goes to encoding/json.
-func TestDecodeFastMatchesEncodingJSON(t *testing.T) {
-	for _, tc := range decodeCases {
-		t.Run(tc.in, func(t *testing.T) {
-			v, ok := decodeFast([]byte(tc.in))
-			require.Equal(t, tc.fast, ok, "taken by the fast decoder")
-			want, werr := stdDecode([]byte(tc.in))
-			if ok {
-				require.NoError(t, werr)
-				require.True(t, reflect.DeepEqual(want, v), "fast %#v, encoding/json %#v", v, want)
-			}
-			got, gerr := decodeJSON([]byte(tc.in))
-			require.Equal(t, werr != nil, gerr != nil, "decodeJSON fails where encoding/json does")
-			if werr == nil {
-				require.True(t, reflect.DeepEqual(want, got))
-			}
-		})
-	}
-}
-
-func FuzzDecodeFast(f *testing.F) {
-	for _, tc := range decodeCases {
-		f.Add([]byte(tc.in))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		v, ok := decodeFast(in)
-		if !ok {
-			return
-		}
-		want, err := stdDecode(in)
-		if err != nil {
-			t.Fatalf("fast decoder took %q, encoding/json refuses it: %v", in, err)
-		}
-		if !reflect.DeepEqual(want, v) {
-			t.Fatalf("%q: fast %#v, encoding/json %#v", in, v, want)
-		}
-	})
-}
-
-// TestDecodeObjectFastPath: stored objects decode as before, null and
-// empty input as an empty object, a non-object as an error.
-func TestDecodeObjectFastPath(t *testing.T) {
+// TestDecodeObject: stored objects decode, null and empty input as an
+// empty object, a non-object as an error.
+func TestDecodeObject(t *testing.T) {
 	for _, in := range []string{`{"name": "a", "n": 1}`, `null`, ``, `{"a": "\u00e9"}`} {
 		m, err := decodeObject([]byte(in))
 		require.NoError(t, err, in)

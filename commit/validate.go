@@ -213,14 +213,6 @@ func decodeObject(b []byte) (map[string]any, error) {
 	if len(b) == 0 {
 		return map[string]any{}, nil
 	}
-	if v, ok := decodeFast(b); ok {
-		switch m := v.(type) {
-		case map[string]any:
-			return m, nil
-		case nil:
-			return map[string]any{}, nil
-		}
-	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var m map[string]any

@@ -195,18 +195,8 @@ BEGIN
             fresh := '{}';
             FOR i IN 1..nw LOOP
                 CONTINUE WHEN NOT adv[i];
-                SELECT coalesce(array_agg(x.key ORDER BY x.score DESC, x.key), '{}'), coalesce(array_agg(x.score ORDER BY x.score DESC, x.key), '{}')
-                  INTO ks, ss
-                  FROM ((SELECT s.key, s.score FROM mat_search_words s
-                          WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_words[i]
-                            AND s.score = last_s[i] AND s.key > last_k[i]
-                          ORDER BY s.key LIMIT want[i])
-                        UNION ALL
-                        (SELECT s.key, s.score FROM mat_search_words s
-                          WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_words[i]
-                            AND s.score < last_s[i]
-                          ORDER BY s.score DESC, s.key LIMIT want[i])
-                        LIMIT want[i]) x;
+                SELECT w.keys, w.scores INTO ks, ss
+                  FROM lb_search_word_page(d, b, p_words[i], last_s[i], last_k[i], want[i]) w;
                 IF cardinality(ks) < want[i] THEN
                     done[i] := true;
                 END IF;

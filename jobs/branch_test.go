@@ -500,8 +500,7 @@ func TestCopyAnalyzeYieldsToAnIndexBuild(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 100)
 	b := f.createBranch(t, "copy", store.ModeCopy)
-	var part string
-	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&part))
+	part := f.recordsPartition(t)
 
 	// A writer on the partition, its transaction open.
 	writer, err := f.s.Pool.Begin(ctx)
@@ -545,8 +544,7 @@ func TestCopyLeavesAnalyzeToAutovacuumWhenLocked(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 100)
 	b := f.createBranch(t, "copy", store.ModeCopy)
-	var part string
-	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&part))
+	part := f.recordsPartition(t)
 	holder, err := f.s.Pool.Begin(ctx)
 	require.NoError(t, err)
 	defer holder.Rollback(ctx) //nolint:errcheck // rolled back at the end
@@ -558,4 +556,12 @@ func TestCopyLeavesAnalyzeToAutovacuumWhenLocked(t *testing.T) {
 	state, _ := f.progress(t, b)
 	require.Equal(t, store.StateReady, state)
 	require.Zero(t, f.count(t, `SELECT count(*) FROM pg_stat_user_tables WHERE relid = $1::regclass AND last_analyze IS NOT NULL`, part))
+}
+
+// recordsPartition is the mat_records partition holding the fixture's Domain.
+func (f *fixture) recordsPartition(t testing.TB) string {
+	t.Helper()
+	var part string
+	require.NoError(t, f.s.Pool.QueryRow(context.Background(), `SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&part))
+	return part
 }

@@ -5,7 +5,9 @@
 -- keys whose effective Record is not the base's row at its head: the
 -- overlay's own rows (tombstones included) and, when the base moved on
 -- after the fork, the keys the base changed since (lb_changed_sql), read
--- as their history version at the fork. Those keys' base rows are dropped
+-- as their history version at the fork, but for those whose Kind, title
+-- and search vector did not change (lb_rec_kept_sql 'search': a change of
+-- other Attributes), which the base's row stands for. Those keys' base rows are dropped
 -- from the base's results and their effective versions are ranked here as
 -- lb_search_run ranks (full: ts_rank of the OR of the terms; partial: that
 -- rank times the terms matched over the terms).
@@ -64,6 +66,7 @@ DECLARE
     lim int;
     tries int := 0;
     r record;
+    drop_sql text;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -91,8 +94,10 @@ BEGIN
                         UNION ALL
                         SELECT x.key, x.kind, x.title, %5$s AS search
                           FROM (%4$s) ck
+                          LEFT JOIN mat_records cb ON cb.domain_id = %1$L AND cb.branch_id = %2$L AND cb.key = ck.key
                          CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.op FROM mat_history h
                                  WHERE h.domain_id = %1$L AND h.branch_id = %2$L AND h.key = ck.key AND h.seq <= %3$L
+                                   AND NOT coalesce(%10$s, false)
                                  ORDER BY h.seq DESC LIMIT 1) x
                          WHERE x.op <> 'delete'
                            AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %6$L AND u.key = x.key)%8$s
@@ -105,10 +110,17 @@ BEGIN
                         coalesce((SELECT string_agg(format('strpos(lower(x.title || %L || x."values"::text), %L) > 0', ' ', lx), ' OR ')
                                     FROM (SELECT DISTINCT lx
                                             FROM unnest(words || ARRAY(SELECT jsonb_array_elements_text(c) FROM unnest(corrs) c)) w,
-                                                 unnest(tsvector_to_array(to_tsvector('simple', w))) lx) z), 'false')) ELSE '' END,
+                                                 unnest(tsvector_to_array(to_tsvector('simple', w))) lx) z), 'false'),
+                        lb_rec_kept_sql(d, base, cs[2], 'cb', 'search')) ELSE '' END,
                    replace(kf, 'e.kind', 'o.kind'))
        INTO o_key, o_kind, o_title, o_score, o_matched;
     o_n := coalesce(cardinality(o_key), 0);
+    -- Whether the overlay decides each key the base returned.
+    drop_sql := format($q$SELECT coalesce(array_agg(EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = k.key)
+                          OR (m.seq > %4$L AND NOT (%5$s)) ORDER BY k.o), '{}')
+          FROM unnest($1::text[]) WITH ORDINALITY k(key, o)
+          LEFT JOIN mat_records m ON m.domain_id = %1$L AND m.branch_id = %3$L AND m.key = k.key$q$,
+                       d, ov, base, CASE WHEN moved THEN cs[2] ELSE hs[2] END, lb_rec_kept_sql(d, base, cs[2], 'm', 'search'));
     o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
     LOOP
         tries := tries + 1;
@@ -131,15 +143,14 @@ BEGIN
                array_agg(CASE WHEN s.match = 'full' THEN nt
                               ELSE (SELECT count(*) FILTER (WHERE m.search @@ t)::int FROM unnest(terms) t) END ORDER BY s.o)
                    FILTER (WHERE s.match <> 'corrections'),
-               array_agg(EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = d AND u.branch_id = ov AND u.key = s.key)
-                         OR (moved AND m.seq > cs[2]) ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                count(*) FILTER (WHERE s.match = 'full'), count(*) FILTER (WHERE s.match = 'partial'),
                max(s.ranked) FILTER (WHERE s.match = 'corrections'), bool_or(s.truncated) FILTER (WHERE s.match = 'corrections')
-          INTO b_key, b_kind, b_title, b_score, b_matched, b_drop, nf, np, b_total, b_capped
+          INTO b_key, b_kind, b_title, b_score, b_matched, nf, np, b_total, b_capped
           FROM lb_search_run(d, base, true, ARRAY[base], ARRAY[hs[2]], ARRAY[hs[2]], terms, words, corrs, corr, p_kind, lim,
                              p_candidates, pmin + pextra, p_partial_candidates)
                WITH ORDINALITY s(key, kind, title, score, match, corrections, ranked, truncated, o)
           LEFT JOIN mat_records m ON m.domain_id = d AND m.branch_id = base AND m.key = s.key;
+        EXECUTE drop_sql INTO b_drop USING b_key;
         SELECT count(*) FILTER (WHERE NOT x.dr AND x.m = nt), count(*) FILTER (WHERE NOT x.dr AND x.m < nt)
           INTO nfk, npk
           FROM unnest(b_drop, b_matched) x(dr, m);

@@ -91,6 +91,11 @@ func overlayWorldIn(t *testing.T, f *fixture, prefix string) *fixture {
 	for i := 200; i < 210; i++ {
 		cs = append(cs, put("Part", key(i), map[string]any{"name": overlayTitle(i, 1), "note": "brass", "maker": prefix + "S-3"}))
 	}
+	// Changed in an Attribute no search reads: the base's row stands for
+	// its version at the fork in the searches, not in the maker query.
+	for _, i := range []int{40, 43, 46, 49} {
+		cs = append(cs, patch(key(i), map[string]any{"maker": prefix + "S-7"}))
+	}
 	// Changed on both: the overlay's version wins; deleted on the overlay.
 	cs = append(cs, patch(key(3), map[string]any{"name": "Part main side steel"}), patch(key(5), map[string]any{"name": "Part main hex"}))
 	f.commit("carol", "", cs...)
@@ -167,12 +172,17 @@ func TestOverlayReadsMatchCopy(t *testing.T) {
 				require.Equal(t, want.Values, got.Values, "%s get %s", pair[0], k)
 				require.Equal(t, want.Kind+want.Title, got.Kind+got.Title, "%s get %s", pair[0], k)
 			}
+			gl, gerr := f.r.Lineage(f.ctx, f.domain, pair[0], k)
+			wl, werr := f.r.Lineage(f.ctx, f.domain, pair[1], k)
+			require.Equal(t, werr == nil, gerr == nil, "%s lineage %s: %v / %v", pair[0], k, gerr, werr)
+			require.Equal(t, wl, gl, "%s lineage %s", pair[0], k)
 		}
 		for _, q := range []reads.PageQuery{{Kind: "Part", Limit: 7}, {Limit: 11}, {Kind: "Supplier", Limit: 3},
 			{Kind: "Supplier", Attribute: "country", Value: "C1", Limit: 2},
 			{Kind: "Part", Attribute: "maker", Value: "S-9", Limit: 3}, {Kind: "Part", Attribute: "maker", Value: "S-1", Limit: 4},
 			{Kind: "Part", Attribute: "maker", Value: "S-3", Limit: 100},
-			{Kind: "Part", Attribute: "maker", Value: "S-6", Limit: 2}, {Kind: "Part", Attribute: "maker", Value: "S-8", Limit: 3}} {
+			{Kind: "Part", Attribute: "maker", Value: "S-6", Limit: 2}, {Kind: "Part", Attribute: "maker", Value: "S-8", Limit: 3},
+			{Kind: "Part", Attribute: "maker", Value: "S-7", Limit: 100}, {Kind: "Part", Attribute: "maker", Value: "S-0", Limit: 100}} {
 			got, want := pageKeys(t, f, pair[0], q), pageKeys(t, f, pair[1], q)
 			require.Equal(t, want, got, "%s against %s, %+v", pair[0], pair[1], q)
 			require.NotEmpty(t, want, "%+v", q)

@@ -4,13 +4,13 @@
 -- branch: its word postings, lexicon counts and GIN index) corrected by the
 -- keys whose effective Record is not the base's row at its head: the
 -- overlay's own rows (tombstones included) and, when the base moved on
--- after the fork, the keys the base changed since (lb_changed_sql), read
--- as their history version at the fork, but for those whose Kind, title
--- and search vector did not change (lb_rec_kept_sql 'search': a change of
--- other Attributes), which the base's row stands for. Those keys' base rows are dropped
--- from the base's results and their effective versions are ranked here as
--- lb_search_run ranks (full: ts_rank of the OR of the terms; partial: that
--- rank times the terms matched over the terms).
+-- after the fork, the keys the base changed since (its rows past the fork,
+-- mat_records_seq_idx) but those whose Kind, title and search vector did
+-- not change (lb_rec_kept_sql 'search': a change of other Attributes),
+-- read as their history version at the fork. Those keys' base rows are
+-- dropped from the base's results and their effective versions are ranked
+-- here as lb_search_run ranks (full: ts_rank of the OR of the terms;
+-- partial: that rank times the terms matched over the terms).
 --
 -- The base is asked for more results than the limit (and with a larger
 -- partial minimum) until what it returned settles the answer: enough of
@@ -26,6 +26,7 @@ CREATE OR REPLACE FUNCTION lb_search_overlay(d integer, bs integer[], cs bigint[
  STABLE
  SET search_path TO 'public', 'pg_temp'
  SET jit TO 'off'
+ SET max_parallel_workers_per_gather TO '0'
  SET enable_seqscan TO 'off'
 AS $function$
 #variable_conflict use_column
@@ -93,16 +94,15 @@ BEGIN
                    CASE WHEN moved THEN format($u$
                         UNION ALL
                         SELECT x.key, x.kind, x.title, %5$s AS search
-                          FROM (%4$s) ck
-                          LEFT JOIN mat_records cb ON cb.domain_id = %1$L AND cb.branch_id = %2$L AND cb.key = ck.key
+                          FROM mat_records cb
                          CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.op FROM mat_history h
-                                 WHERE h.domain_id = %1$L AND h.branch_id = %2$L AND h.key = ck.key AND h.seq <= %3$L
+                                 WHERE h.domain_id = %1$L AND h.branch_id = %2$L AND h.key = cb.key AND h.seq <= %3$L
                                    AND NOT coalesce(%10$s, false)
                                  ORDER BY h.seq DESC LIMIT 1) x
-                         WHERE x.op <> 'delete'
+                         WHERE cb.domain_id = %1$L AND cb.branch_id = %2$L AND cb.seq > %3$L AND x.op <> 'delete'
                            AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %6$L AND u.key = x.key)%8$s
                            AND (%9$s) AND %5$s @@ %7$L::tsquery$u$,
-                        d, base, cs[2], lb_changed_sql(d, base, cs[2], ''), lb_search_vector_sql(d, base), ov, or_q::text,
+                        d, base, cs[2], NULL, lb_search_vector_sql(d, base), ov, or_q::text,
                         replace(kf, 'e.kind', 'x.kind'),
                         -- A version matches a term only if one of the
                         -- term's lexemes is in its lowered text: the

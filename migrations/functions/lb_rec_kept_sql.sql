@@ -10,13 +10,15 @@
 --   being deleted and put again).
 -- With p_attribute, 'attribute': its Kind and the value of p_attribute
 -- (created at or before c, lineage of the Attribute at or before c).
+-- plpgsql, so a session plans its statement once.
 CREATE OR REPLACE FUNCTION lb_rec_kept_sql(d integer, b integer, c bigint, r text, p_what text, p_attribute text DEFAULT NULL::text)
  RETURNS text
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO 'public', 'pg_temp'
 AS $function$
-SELECT format('%1$s.created_seq <= %2$L', r, c) || CASE p_what
+BEGIN
+    RETURN format('%1$s.created_seq <= %2$L', r, c) || CASE p_what
     WHEN 'kind' THEN ''
     WHEN 'attribute' THEN format(' AND NOT %1$s.deleted AND coalesce((%1$s.lineage ->> %3$L)::numeric <= %2$L, false)', r, c, p_attribute)
     ELSE format(' AND NOT %1$s.deleted AND %3$s', r, c,
@@ -35,5 +37,6 @@ SELECT format('%1$s.created_seq <= %2$L', r, c) || CASE p_what
                                                        SELECT k.value ->> 'title' WHERE k.value ->> 'title' IS NOT NULL) a
                                    WHERE sc.domain_id = d AND sc.branch_id = b
                                    GROUP BY k.key) z), 'false'))
+    END;
 END
 $function$;

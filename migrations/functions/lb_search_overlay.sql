@@ -68,6 +68,7 @@ DECLARE
     tries int := 0;
     r record;
     drop_sql text;
+    kept text;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -78,6 +79,7 @@ BEGIN
     IF coalesce(p_kind, '') <> '' THEN
         kf := format(' AND e.kind = %L', p_kind);
     END IF;
+    kept := lb_rec_kept_sql(d, base, cs[2], 'm', 'search');
     matched_sql := (SELECT string_agg(format('(e.search @@ %L::tsquery)::int', t::text), ' + ') FROM unnest(terms) t);
     -- The overlay's present rows and (base moved on) the base's changed
     -- keys the overlay has no row of, as of the fork, that match some term.
@@ -120,7 +122,7 @@ BEGIN
                           OR (m.seq > %4$L AND NOT (%5$s)) ORDER BY k.o), '{}')
           FROM unnest($1::text[]) WITH ORDINALITY k(key, o)
           LEFT JOIN mat_records m ON m.domain_id = %1$L AND m.branch_id = %3$L AND m.key = k.key$q$,
-                       d, ov, base, CASE WHEN moved THEN cs[2] ELSE hs[2] END, lb_rec_kept_sql(d, base, cs[2], 'm', 'search'));
+                       d, ov, base, CASE WHEN moved THEN cs[2] ELSE hs[2] END, kept);
     o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
     LOOP
         tries := tries + 1;

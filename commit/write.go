@@ -418,25 +418,29 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	objRows := &rowset{cols: []column{{"hash", "bytea"}, {"body", "text"}}, data: []any{objs.hashes, objs.bodies}, n: len(objs.hashes)}
 
 	D, B := ilit(domainID), ilit(b.ID)
-	seq := strconv.FormatInt(h.seq, 10)
 	th := p.cfg.CopyThresholdRows
 	if err := createStages(ctx, tx, []staged{{"lb_stage_objects", objRows}, {"lb_stage_records", recs},
 		{"lb_stage_history", hist}, {"lb_stage_unlinks", dels}, {"lb_stage_links", adds}, {"lb_stage_link_history", lh}}, th); err != nil {
 		return nil, err
 	}
 	batch := &pgx.Batch{}
-	queue := func(stage string, rs *rowset, sql func(src string) string) error {
+	// The statements take the Revision's sequence number and id as their
+	// first parameters (lead: $1, $2), not as literals: a statement's text
+	// is then the same in every commit of the branch, and pgx prepares it
+	// once per connection instead of once per commit. The rows follow.
+	queue := func(stage string, rs *rowset, lead []any, sql func(src string) string) error {
 		if rs.n == 0 {
 			return nil
 		}
-		src, args, err := source(ctx, tx, stage, rs, th, 0)
+		src, args, err := source(ctx, tx, stage, rs, th, len(lead))
 		if err != nil {
 			return err
 		}
-		batch.Queue(sql(src), args...)
+		batch.Queue(sql(src), append(append([]any{}, lead...), args...)...)
 		return nil
 	}
-	if err := queue("lb_stage_objects", objRows, func(src string) string {
+	seqArg, seqIDArgs := []any{h.seq}, []any{h.seq, h.id}
+	if err := queue("lb_stage_objects", objRows, nil, func(src string) string {
 		return `INSERT INTO objects (domain_id, hash, body) SELECT ` + D + `, u.hash, u.body::jsonb FROM ` + src + ` ON CONFLICT DO NOTHING`
 	}); err != nil {
 		return nil, err
@@ -444,11 +448,11 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	if err := queueRevision(batch, domainID, b, h); err != nil {
 		return nil, err
 	}
-	if err := queue("lb_stage_records", recs, func(src string) string {
+	if err := queue("lb_stage_records", recs, seqArg, func(src string) string {
 		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
 			SELECT ` + D + `, ` + B + `, u.key, u.kind, u.title, u.vals::jsonb,
 				setweight(to_tsvector('simple', u.title), 'A') || setweight(to_tsvector('simple', u.other), 'B'),
-				u.lineage::jsonb, u.created_seq, ` + seq + `, u.versions, u.deleted
+				u.lineage::jsonb, u.created_seq, $1::bigint, u.versions, u.deleted
 			FROM ` + src + `
 			ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,
 				values = EXCLUDED.values, search = EXCLUDED.search, lineage = EXCLUDED.lineage,
@@ -463,38 +467,38 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		batch.Queue(`WITH d AS (SELECT u.kind, u.delta FROM unnest($1::text[], $2::bigint[]) u(kind, delta)),
 			counted AS (SELECT 1 FROM refs WHERE domain_id = `+D+` AND id = `+B+` AND counts_from IS NOT NULL),
 			logged AS (INSERT INTO mat_count_changes (domain_id, branch_id, kind, seq, delta)
-				SELECT `+D+`, `+B+`, d.kind, `+seq+`, d.delta FROM d, counted)
+				SELECT `+D+`, `+B+`, d.kind, $3::bigint, d.delta FROM d, counted)
 			INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)
 			SELECT `+D+`, `+B+`, d.kind, d.delta FROM d, counted ORDER BY d.kind
-			ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records`, kinds, deltas)
+			ON CONFLICT (domain_id, branch_id, kind) DO UPDATE SET records = c.records + EXCLUDED.records`, kinds, deltas, h.seq)
 	}
-	if err := queue("lb_stage_history", hist, func(src string) string {
+	if err := queue("lb_stage_history", hist, seqIDArgs, func(src string) string {
 		return `INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
-			SELECT ` + D + `, ` + B + `, u.key, ` + seq + `, ` + lit(h.id) + `, u.op, u.kind, u.title, u.vals::jsonb, u.object_hash, u.provenance::jsonb
+			SELECT ` + D + `, ` + B + `, u.key, $1::bigint, $2::text, u.op, u.kind, u.title, u.vals::jsonb, u.object_hash, u.provenance::jsonb
 			FROM ` + src
 	}); err != nil {
 		return nil, err
 	}
-	if err := queue("lb_stage_unlinks", dels, func(src string) string {
+	if err := queue("lb_stage_unlinks", dels, seqArg, func(src string) string {
 		// Unlinked Links keep a tombstone row (see the Records above).
 		return `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq, deleted)
-			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", ` + seq + `, true FROM ` + src + `
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", $1::bigint, true FROM ` + src + `
 			ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO UPDATE
 				SET deleted = true, seq = EXCLUDED.seq, origin = EXCLUDED.origin`
 	}); err != nil {
 		return nil, err
 	}
-	if err := queue("lb_stage_links", adds, func(src string) string {
+	if err := queue("lb_stage_links", adds, seqArg, func(src string) string {
 		return `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq)
-			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", ` + seq + ` FROM ` + src + `
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, u.origin::"char", $1::bigint FROM ` + src + `
 			ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO UPDATE
 				SET deleted = false, seq = EXCLUDED.seq, origin = EXCLUDED.origin`
 	}); err != nil {
 		return nil, err
 	}
-	if err := queue("lb_stage_link_history", lh, func(src string) string {
+	if err := queue("lb_stage_link_history", lh, seqArg, func(src string) string {
 		return `INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op, origin)
-			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, ` + seq + `, u.op, u.origin::"char" FROM ` + src
+			SELECT ` + D + `, ` + B + `, u.from_key, u.relation, u.to_key, $1::bigint, u.op, u.origin::"char" FROM ` + src
 	}); err != nil {
 		return nil, err
 	}

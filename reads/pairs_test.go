@@ -3,6 +3,7 @@ package reads_test
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,10 +131,10 @@ func TestSearchPairs(t *testing.T) {
 		complete bool
 		pairs    int
 	}
-	pairs := func(w1, w2 string, limit, count, maxPlateaus, maxPairs int) pairsOut {
+	pairs := func(w1, w2 string, limit, small, count, maxPlateaus, maxPairs int) pairsOut {
 		var o pairsOut
-		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, pairs FROM lb_search_pairs($1, $2, $3, $4, $5, $6, $7, $8)`,
-			f.domain, f.branch, w1, w2, limit, count, maxPlateaus, maxPairs).Scan(&o.keys, &o.scores, &o.complete, &o.pairs))
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, pairs FROM lb_search_pairs($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			f.domain, f.branch, w1, w2, limit, small, count, maxPlateaus, maxPairs).Scan(&o.keys, &o.scores, &o.complete, &o.pairs))
 		return o
 	}
 	// The exhaustive sums of both words' postings of every Record holding
@@ -146,26 +147,43 @@ func TestSearchPairs(t *testing.T) {
 	sums, err = pgx.CollectRows(rows, pgx.RowTo[float64])
 	require.NoError(t, err)
 	require.Greater(t, len(sums), 100)
-	for _, count := range []int{1, 16, 4096} {
-		for _, limit := range []int{1, 7, 20, 150, len(sums), len(sums) + 5} {
-			o := pairs("alpha", "beta", limit, count, 256, 1000)
-			require.NotNil(t, o.keys)
-			require.Len(t, o.keys, min(limit, len(sums)), "count %d limit %d", count, limit)
-			require.Equal(t, limit > len(sums), o.complete)
-			require.Len(t, slices.Compact(slices.Sorted(slices.Values(o.keys))), len(o.keys), "a Record read twice")
-			for i, k := range o.keys {
-				require.InDelta(t, sums[i], o.scores[i], 1e-6, "count %d limit %d: %d-th best", count, limit, i)
-				got := f.strings(`SELECT (sum(score::float8))::text FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2
-					AND key = $3 AND word IN ('alpha', 'beta') HAVING count(*) = 2`, f.domain, f.branch, k)
-				require.Len(t, got, 1, "%s holds both words", k)
-				require.Equal(t, fmt.Sprint(o.scores[i]), got[0], "%s's own sum", k)
+	// Best plateaus read whole up to 0, 64 and every posting (small);
+	// plateaus probed or merged by their sizes counted up to 1, 16 or
+	// 4096 (count).
+	for _, small := range []int{0, 64, 100000} {
+		for _, count := range []int{1, 16, 4096} {
+			for _, limit := range []int{1, 7, 20, 150, len(sums), len(sums) + 5} {
+				o := pairs("alpha", "beta", limit, small, count, 256, 1000)
+				require.NotNil(t, o.keys)
+				require.Len(t, o.keys, min(limit, len(sums)), "small %d count %d limit %d", small, count, limit)
+				if limit != len(sums) {
+					// (With exactly limit Records, whether the last pair
+					// read had more is not known.)
+					require.Equal(t, limit > len(sums), o.complete, "small %d count %d limit %d", small, count, limit)
+				}
+				require.Len(t, slices.Compact(slices.Sorted(slices.Values(o.keys))), len(o.keys), "a Record read twice")
+				for i, k := range o.keys {
+					require.InDelta(t, sums[i], o.scores[i], 1e-6, "small %d count %d limit %d: %d-th best", small, count, limit, i)
+					got := f.strings(`SELECT (sum(score::float8))::text FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2
+						AND key = $3 AND word IN ('alpha', 'beta') HAVING count(*) = 2`, f.domain, f.branch, k)
+					require.Len(t, got, 1, "%s holds both words", k)
+					require.InDelta(t, o.scores[i], parseFloat(t, got[0]), 1e-12, "%s's own sum", k)
+				}
 			}
 		}
 	}
 	// Too many plateaus or pairs: NULL, the caller takes another path.
-	require.Nil(t, pairs("alpha", "beta", 20, 4096, 2, 64).keys)
-	require.Nil(t, pairs("alpha", "beta", len(sums), 4096, 256, 1).keys)
-	require.Equal(t, 1, pairs("alpha", "beta", 1, 4096, 256, 1).pairs, "the best pair holds the best Record")
+	require.Nil(t, pairs("alpha", "beta", 20, 0, 4096, 2, 64).keys)
+	require.Nil(t, pairs("alpha", "beta", len(sums), 0, 4096, 256, 1).keys)
+	require.Equal(t, 1, pairs("alpha", "beta", 1, 0, 4096, 256, 1).pairs, "the best pair holds the best Record")
+	require.Zero(t, pairs("alpha", "beta", 1, 100000, 4096, 256, 1).pairs, "every plateau read whole")
+}
+
+func parseFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	x, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err)
+	return x
 }
 
 // TestSearchPairStatements: the meeting of two plateaus read as a merge

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // pairParts writes the Parts of the two-word tests: alpha and beta each 0
@@ -172,6 +173,23 @@ func TestSearchPairs(t *testing.T) {
 			}
 		}
 	}
+	// lorebase_app may call lb_search_pairs itself: scoped to the other
+	// Domain, row-level security leaves it none of this Domain's postings.
+	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, other.domain); err != nil {
+			return err
+		}
+		var keys []string
+		var complete bool
+		if err := tx.QueryRow(f.ctx, `SELECT keys, complete FROM lb_search_pairs($1, $2, 'alpha', 'beta', 20)`,
+			f.domain, f.branch).Scan(&keys, &complete); err != nil {
+			return err
+		}
+		require.Empty(t, keys)
+		require.True(t, complete)
+		return nil
+	}))
+
 	// Too many plateaus or pairs: NULL, the caller takes another path.
 	require.Nil(t, pairs("alpha", "beta", 20, 0, 4096, 2, 64).keys)
 	require.Nil(t, pairs("alpha", "beta", len(sums), 0, 4096, 256, 1).keys)

@@ -307,7 +307,7 @@ func TestSearchFullKeysPlan(t *testing.T) {
 	}
 	require.NotEmpty(t, probe, "lb_search_sql: %v", stmts)
 	var src string
-	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'lb_search'`).Scan(&src))
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'lb_search_run'`).Scan(&src))
 	require.Contains(t, src, "lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1)")
 	var plan []string
 	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {

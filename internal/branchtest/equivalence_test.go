@@ -281,8 +281,8 @@ func (w *world) compare() {
 			if res != nil {
 				res.Corrections = nil
 				// ranked counts the Records the search scored: an overlay
-				// ranks its matches from the GIN index, a copy walks the
-				// words' postings; the results and truncated must agree.
+				// counts its base's candidates and its own, a copy its own;
+				// the results and truncated must agree.
 				res.Ranked = 0
 			}
 			return res, err

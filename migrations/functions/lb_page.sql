@@ -4,6 +4,7 @@ CREATE OR REPLACE FUNCTION lb_page(p_branch text, p_kind text, p_after text, p_l
  STABLE SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
  SET jit TO 'off'
+ SET max_parallel_workers_per_gather TO '0'
 AS $function$
 BEGIN
     RETURN QUERY EXECUTE lb_page_sql(p_branch, p_kind, p_after, p_limit, p_at);

@@ -16,6 +16,9 @@ BEGIN
     IF c.single THEN
         RETURN lb_page_sql_single(p_branch, p_kind, p_after, p_limit, NULL);
     END IF;
+    IF p_at IS NULL AND cardinality(c.bs) = 2 THEN
+        RETURN lb_rec_overlay_page_sql(c.d, c.bs, c.cs, c.hs, p_kind, NULL, NULL, p_after, p_limit);
+    END IF;
     IF coalesce(p_kind, '') <> '' THEN
         pred := format(' AND m.kind = %L', p_kind);
         fin := format(' AND e.kind = %L', p_kind);

@@ -17,6 +17,9 @@ BEGIN
     IF c.single THEN
         RETURN lb_query_by_attribute_sql_single(p_branch, p_kind, p_attribute, p_value, p_after, p_limit);
     END IF;
+    IF cardinality(c.bs) = 2 THEN
+        RETURN lb_rec_overlay_page_sql(c.d, c.bs, c.cs, c.hs, p_kind, p_attribute, p_value, p_after, p_limit);
+    END IF;
     RETURN lb_rec_page_sql(c.d, c.bs, c.cs, c.hs,
         lb_rec_cands_sql(c.d, c.bs, c.cs, c.hs,
                          format(' AND m.kind = %L AND (m."values" ->> %L) = %L', p_kind, p_attribute, p_value), true, p_after),

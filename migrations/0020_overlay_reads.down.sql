@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS mat_records_seq_idx;

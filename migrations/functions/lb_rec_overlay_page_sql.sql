@@ -1,0 +1,72 @@
+-- lb_rec_overlay_page_sql: the keyset page statement of an overlay read at
+-- its head (level 1 of bs) over its base (level 2, read as of the fork
+-- cs[2]): present Records of Kind p_kind ('' or NULL: every Kind) and,
+-- with p_attribute, whose Attribute equals p_value, greater than after, in
+-- key order. Three disjoint arms, each in key order, merged: the base's
+-- rows (its per-Attribute index range (value, key), its Kind index or its
+-- primary key) that the overlay has no row of and that did not change
+-- after the fork; the overlay's own present rows; and, when the base moved
+-- on after the fork, the keys it changed since (its rows past the fork,
+-- mat_records_seq_idx) that the overlay has no row of, as their history
+-- version at the fork (read key by key in key order, so a page of a common
+-- Kind reads few of them; a key whose current row shows that its version
+-- at the fork was of another Kind or held another value of the Attribute
+-- is not read: lb_rec_kept_sql).
+-- No key comes twice, so the merge stops after p_limit rows.
+CREATE OR REPLACE FUNCTION lb_rec_overlay_page_sql(d integer, bs integer[], cs bigint[], hs bigint[], p_kind text, p_attribute text, p_value text, after text, p_limit integer)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+    pm text := '';
+    px text := '';
+    moved boolean := cs[2] < hs[2];
+BEGIN
+    IF coalesce(p_kind, '') <> '' THEN
+        pm := format(' AND m.kind = %L', p_kind);
+        px := format(' AND x.kind = %L', p_kind);
+        IF coalesce(p_attribute, '') <> '' THEN
+            pm := pm || format(' AND (m."values" ->> %L) = %L', p_attribute, p_value);
+            px := px || format(' AND (x."values" ->> %L) = %L', p_attribute, p_value);
+        END IF;
+    END IF;
+    RETURN format($q$SELECT z.key::text, z.kind::text, z.title, z."values",
+       (SELECT rv.id FROM revisions rv WHERE rv.domain_id = %1$L AND rv.seq = z.seq) AS id
+  FROM ((SELECT m.key, m.kind, m.title, m."values", m.seq FROM mat_records m
+          WHERE m.domain_id = %1$L AND m.branch_id = %3$L%4$s AND m.key > %6$L AND NOT m.deleted%7$s
+            AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = m.key)
+          ORDER BY m.key LIMIT %8$s)
+        UNION ALL
+        (SELECT m.key, m.kind, m.title, m."values", m.seq FROM mat_records m
+          WHERE m.domain_id = %1$L AND m.branch_id = %2$L%4$s AND m.key > %6$L AND NOT m.deleted
+          ORDER BY m.key LIMIT %8$s)%9$s) z
+ ORDER BY z.key
+ LIMIT %8$s$q$,
+        d, bs[1], bs[2], pm, px, coalesce(after, ''),
+        CASE WHEN moved THEN format(' AND m.seq <= %L', cs[2]) ELSE '' END,
+        p_limit,
+        CASE WHEN moved THEN format($u$
+        UNION ALL
+        (SELECT x.key, x.kind, x.title, x."values", x.seq
+           FROM (SELECT cb.* FROM mat_records cb
+                  WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.seq > %5$L AND cb.key > %4$L
+                    AND NOT coalesce(%8$s, false)
+                  ORDER BY cb.key) cb
+          CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.seq, h.op FROM mat_history h
+                  WHERE h.domain_id = %1$L AND h.branch_id = %3$L AND h.key = cb.key AND h.seq <= %5$L
+                  ORDER BY h.seq DESC LIMIT 1) x
+          WHERE x.op <> 'delete'%6$s
+            AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = x.key)
+          ORDER BY cb.key LIMIT %7$s)$u$,
+            d, bs[1], bs[2], coalesce(after, ''), cs[2], px, p_limit,
+            -- The current row tells, without the history, that the version
+            -- at the fork is of another Kind, or holds another value.
+            CASE WHEN coalesce(p_kind, '') = '' THEN 'false'
+                 ELSE format('(%s AND cb.kind <> %L)', lb_rec_kept_sql(d, bs[2], cs[2], 'cb', 'kind'), p_kind)
+                      || CASE WHEN coalesce(p_attribute, '') = '' THEN ''
+                              ELSE format(' OR (%s AND (cb."values" ->> %L) IS DISTINCT FROM %L)',
+                                          lb_rec_kept_sql(d, bs[2], cs[2], 'cb', 'attribute', p_attribute), p_attribute, p_value) END
+            END) ELSE '' END);
+END
+$function$;

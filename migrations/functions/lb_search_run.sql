@@ -1,0 +1,313 @@
+-- lb_search_run: the body of lb_search once the branch's levels (p_d,
+-- p_b, p_single, p_bs, p_cs, p_hs as lb_scope_chain resolves them) and the
+-- query's terms (words, their corrections, corr: the corrections row's
+-- map) are known. lb_search calls it for the branch it reads, and
+-- lb_search_overlay for an overlay's base read at its head (p_single).
+-- SECURITY INVOKER: it reads as its caller, lb_search, does; called by
+-- lorebase_app directly it reads under row-level security.
+CREATE OR REPLACE FUNCTION lb_search_run(p_d integer, p_b integer, p_single boolean, p_bs integer[], p_cs bigint[], p_hs bigint[], terms tsquery[], words text[], corrs jsonb[], corr jsonb, p_kind text, p_limit integer, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
+ RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_temp'
+ SET jit TO 'off'
+ SET enable_seqscan TO 'off'
+AS $function$
+DECLARE
+    c record;
+    r record;
+    full_q tsquery;
+    src text;
+    ordered boolean;
+    n int := 0;
+    total int := 0;
+    capped boolean := false;
+    fresh boolean;
+    k int;
+    stmts text[] := '{}';
+    s text;
+    pw text[];
+    pm int[];
+    plain boolean;
+    or_q tsquery;
+    rare bigint;
+    known boolean := false;
+    anyn bigint;
+    pcand int := p_partial_candidates;
+    ow text[];
+    oc bigint[];
+    fk text[];
+    fs real[];
+    est double precision;
+    nrec bigint;
+    probe int;
+    pmin int := p_partial_min;
+    paired boolean := false;
+BEGIN
+    SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
+    IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
+       OR p_partial_candidates IS NULL OR p_partial_candidates < 1 THEN
+        RAISE EXCEPTION 'limit out of range' USING ERRCODE = '22023';
+    END IF;
+    src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
+    ordered := c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL;
+    IF terms IS NOT NULL AND c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) <= 30 THEN
+        -- The words of the terms (a word and its corrections) with the
+        -- terms each belongs to, when every term is the OR of its words'
+        -- lexemes: the postings hold their ranks.
+        SELECT array_agg(z.w ORDER BY z.w), array_agg(z.mask ORDER BY z.w), bool_and(z.plain)
+          INTO pw, pm, plain
+          FROM (SELECT y.w, bit_or(1 << (y.o - 1)::int) AS mask, bool_and(y.plain) AS plain
+                  FROM (SELECT t.o, u.w,
+                               terms[t.o]::text = (SELECT string_agg(lb_lexeme(v), ' | ')
+                                                     FROM unnest(t.ws) v)::tsquery::text AS plain
+                          FROM (SELECT x.o, ARRAY[x.word] || ARRAY(SELECT jsonb_array_elements_text(x.cs)) AS ws
+                                  FROM unnest(words, corrs) WITH ORDINALITY x(word, cs, o)) t,
+                               unnest(t.ws) u(w)) y
+                 GROUP BY y.w) z;
+    END IF;
+    IF coalesce(plain, false) AND cardinality(terms) = 1 AND terms[1]::text <> lb_lexeme(words[1]) THEN
+        -- A word and its corrections: those some Record holds, with their
+        -- Records (a word alone reads its postings, below, without them).
+        SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(c.d, c.b, pw) p;
+    END IF;
+    IF terms IS NOT NULL THEN
+        SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
+        IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
+           AND terms[1]::text = lb_lexeme(words[1]) THEN
+            -- One word, one lexeme: its postings hold its rank.
+            stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
+        ELSIF lb_search_or_ok(c.d, c.b, oc, p_candidates) THEN
+            -- One word and its corrections: each word's best postings,
+            -- and the Records holding two of them from the GIN index
+            -- (lb_search_or_sql), when those are few (lb_search_or_ok).
+            stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
+        ELSIF coalesce(plain, false) THEN
+            -- Several words (or corrections). When a term is in fewer
+            -- Records than 8 × p_candidates, or the terms would meet in
+            -- fewer than 32 × p_candidates were they independent (and do),
+            -- the GIN index reads every full match (its AND proves how few
+            -- match) and they are ranked here; partial matches then follow
+            -- from the postings, tier by tier (lb_search_tiers), or from
+            -- the GIN index's partial tiers when the Records holding some
+            -- term are few. Otherwise
+            -- the threshold algorithm over the words' postings ranks full
+            -- and partial matches in one walk (lb_search_postings).
+            -- The Records holding each term (the lexicon's counts): the
+            -- rarest term's, every term's, and how many hold every term
+            -- were the terms independent (over the branch's Records; 0
+            -- when the branch keeps no counters: the GIN index is asked).
+            nrec := lb_search_records(c.d, c.b);
+            SELECT min(x.n), sum(x.n),
+                   CASE WHEN nrec > 0 THEN nrec * exp(sum(ln(greatest(x.n, 1)::double precision / nrec))) ELSE 0 END
+              INTO rare, anyn, est
+              FROM (SELECT t.t, sum(coalesce(l.records, 0)) AS n
+                      FROM generate_series(0, cardinality(terms) - 1) t(t)
+                      JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
+                      LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
+                     GROUP BY t.t) x;
+            SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+            IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3 THEN
+                -- Two words: their full matches from the pairs of their
+                -- postings' score plateaus, best sum first
+                -- (lb_search_pairs), unless a word has too many plateaus
+                -- or too many pairs would be read.
+                SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
+                  FROM lb_search_pairs(c.d, c.b, pw[1], pw[2], p_limit) p;
+                IF fk IS NOT NULL THEN
+                    FOR r IN
+                        SELECT x.k, m.kind, m.title, ts_rank(m.search, or_q) AS s
+                          FROM unnest(fk) x(k)
+                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                         ORDER BY 4 DESC, 1
+                    LOOP
+                        key := r.k;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.s;
+                        match := 'full';
+                        corrections := NULL;
+                        ranked := cardinality(fk);
+                        truncated := false;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                    total := cardinality(fk);
+                    -- Every full match read (fewer than p_limit): the
+                    -- partial matches follow as below; otherwise the
+                    -- answer is complete.
+                    known := paired;
+                    paired := NOT paired;
+                ELSE
+                    paired := false;
+                END IF;
+            END IF;
+            IF paired THEN
+                stmts := NULL;
+            ELSIF known THEN
+                NULL;
+            ELSIF rare < 8::bigint * p_candidates
+               OR (cardinality(terms) BETWEEN 2 AND 6 AND est < 32::double precision * p_candidates) THEN
+                -- A term in fewer Records than 8 × p_candidates, or terms
+                -- that, were they independent, would meet in fewer than
+                -- 32 × p_candidates: the GIN index's AND of the terms reads
+                -- the full matches (their rows, up to one more than the
+                -- rarest term's Records or 32 × p_candidates,
+                -- lb_search_full_keys). If it read them all, they are
+                -- ranked here, exactly.
+                probe := least(rare, 32::bigint * p_candidates)::int;
+                SELECT f.keys, f.scores INTO fk, fs FROM lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1) f;
+                IF cardinality(fk) <= probe THEN
+                    FOR r IN
+                        SELECT x.k, m.kind, m.title, x.s
+                          FROM (SELECT u.k, u.s FROM unnest(fk, fs) u(k, s) ORDER BY u.s DESC, u.k LIMIT p_limit) x
+                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                         ORDER BY x.s DESC, x.k
+                    LOOP
+                        key := r.k;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.s;
+                        match := 'full';
+                        corrections := NULL;
+                        ranked := cardinality(fk);
+                        truncated := false;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                    total := cardinality(fk);
+                    known := true;
+                ELSIF probe >= p_limit THEN
+                    -- More than p_limit match every term: no partial match
+                    -- can follow.
+                    pmin := 0;
+                END IF;
+            END IF;
+            IF paired THEN
+                NULL;
+            ELSIF known AND anyn < 8::bigint * p_partial_candidates THEN
+                -- Few Records hold some term (the lexicon's counts): the
+                -- GIN index's partial tiers below rank them all, exactly,
+                -- with a candidate cap above their number.
+                pcand := greatest(p_partial_candidates::bigint, anyn + 1)::int;
+                stmts := '{}';
+            ELSIF known AND cardinality(terms) BETWEEN 2 AND 6 THEN
+                -- Every full match is read: the partial matches, tier by
+                -- tier, exactly from the words' postings (lb_search_tiers).
+                IF n < p_limit AND n < coalesce(p_partial_min, 0) THEN
+                    fresh := false;
+                    FOR r IN
+                        SELECT p.key, m.kind, m.title, p.ranked, p.truncated,
+                               (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
+                          FROM lb_search_tiers(c.d, c.b, pw, pm, cardinality(terms), p_limit - n,
+                                               greatest(p_partial_candidates * 10, p_candidates * 8),
+                                               8 * p_candidates, nrec) p
+                          LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
+                         ORDER BY p.matched DESC NULLS LAST, 6 DESC, p.key
+                    LOOP
+                        IF NOT fresh THEN
+                            total := total + r.ranked;
+                            capped := capped OR r.truncated;
+                            fresh := true;
+                        END IF;
+                        CONTINUE WHEN r.key IS NULL;
+                        key := r.key;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.score;
+                        match := 'partial';
+                        corrections := NULL;
+                        ranked := r.ranked;
+                        truncated := r.truncated;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                END IF;
+                stmts := NULL;
+            ELSE
+                fresh := false;
+                FOR r IN
+                    SELECT p.key, m.kind, m.title, p.matched, p.ranked, p.truncated,
+                           (ts_rank(m.search, or_q) * p.matched / cardinality(terms))::real AS score
+                      FROM lb_search_postings(c.d, c.b, pw, pm, cardinality(terms), p_limit - n, pmin,
+                                              p_candidates * 32, known, p_partial_candidates * 10) p
+                      LEFT JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = p.key
+                     WHERE NOT known OR (n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) > 1)
+                     ORDER BY p.matched DESC NULLS LAST, 7 DESC, p.key
+                LOOP
+                    IF NOT fresh THEN
+                        total := total + r.ranked;
+                        capped := capped OR r.truncated;
+                        fresh := true;
+                    END IF;
+                    CONTINUE WHEN r.key IS NULL;
+                    -- Partial matches (after every full one) only when too
+                    -- few match every term.
+                    EXIT WHEN r.matched < cardinality(terms) AND n >= coalesce(p_partial_min, 0)
+                         AND match IS DISTINCT FROM 'partial';
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := CASE WHEN r.matched = cardinality(terms) THEN 'full' ELSE 'partial' END;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+                stmts := NULL;
+            END IF;
+        ELSE
+            -- Several words: the GIN index's first p_candidates matches,
+            -- truncated when the cap is hit (the RUM index's order for
+            -- several words is not ts_rank's: measured less honest at 1M).
+            stmts := ARRAY[lb_search_full_sql(src, p_kind, terms, p_candidates, p_limit)];
+        END IF;
+        k := cardinality(terms);
+        LOOP
+            EXIT WHEN stmts IS NULL;
+            FOREACH s IN ARRAY stmts LOOP
+                fresh := true;
+                FOR r IN EXECUTE s LOOP
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := r.match;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    IF fresh THEN
+                        total := total + r.ranked;
+                        capped := capped OR r.truncated;
+                        fresh := false;
+                    END IF;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+            END LOOP;
+            -- Partial matches follow when few Records match every term:
+            -- up to 6 terms tier by tier, the most terms matched first.
+            k := k - 1;
+            EXIT WHEN k < 1 OR n >= p_limit OR cardinality(terms) < 2
+                   OR (k = cardinality(terms) - 1 AND n >= coalesce(p_partial_min, 0));
+            IF cardinality(terms) <= 6 THEN
+                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, pcand, p_limit - n, ordered, k)];
+            ELSE
+                stmts := ARRAY[lb_search_partial_sql(src, p_kind, terms, full_q, pcand, p_limit - n)];
+                k := 1;
+            END IF;
+        END LOOP;
+    END IF;
+    key := NULL;
+    kind := NULL;
+    title := NULL;
+    score := NULL;
+    match := 'corrections';
+    corrections := coalesce(corr, '{}');
+    ranked := total;
+    truncated := capped;
+    RETURN NEXT;
+END
+$function$;

@@ -1,0 +1,235 @@
+package reads_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/reads"
+)
+
+// overlayWords are the words of the overlay world's titles and notes: few,
+// so a query has many full matches, partial matches in every tier and ties.
+var overlayWords = []string{"steel", "brass", "hex", "bolt", "gear", "spring", "valve", "pump", "seal", "cam"}
+
+// overlayTitle is the title of Part i: two or three of overlayWords.
+func overlayTitle(i int, salt int) string {
+	w := overlayWords
+	t := "Part " + w[(i+salt)%len(w)] + " " + w[(i*3+salt+1)%len(w)]
+	if i%3 == 0 {
+		t += " " + w[(i*7+salt+2)%len(w)]
+	}
+	return t
+}
+
+// overlayWorld builds main with 90 Parts and 10 Suppliers; the overlay
+// "ov" with its own changes (renamed, deleted, new and revived Records, a
+// Kind change, a Record also changed on main); main moving on after the
+// fork (renames, deletions, new Records, a Record the overlay deleted);
+// the overlay "ov2" of "ov"; and "ref" and "ref2", ready copies holding
+// the Records of "ov" and "ov2" (the answers the overlays must give).
+func overlayWorld(t *testing.T, domain, prefix string) *fixture {
+	t.Helper()
+	s := newStore(t)
+	return overlayWorldIn(t, newFixture(t, s, domain), prefix)
+}
+
+func overlayWorldIn(t *testing.T, f *fixture, prefix string) *fixture {
+	t.Helper()
+	key := func(i int) string { return fmt.Sprintf("%sP-%03d", prefix, i) }
+	var cs []change
+	for i := 0; i < 10; i++ {
+		cs = append(cs, put("Supplier", fmt.Sprintf("%sS-%d", prefix, i), map[string]any{"name": "Supplier " + overlayWords[i],
+			"country": fmt.Sprintf("C%d", i%3)}))
+	}
+	for i := 0; i < 90; i++ {
+		cs = append(cs, put("Part", key(i), map[string]any{"name": overlayTitle(i, 0),
+			"note": overlayWords[(i*5)%len(overlayWords)], "maker": fmt.Sprintf("%sS-%d", prefix, i%10)}))
+	}
+	f.commit("alice", "", cs...)
+	f.commit("bob", "", patch(key(1), map[string]any{"name": "Part steel steel hex"}), del(key(2)))
+	// Six full matches of "quartz lever" on main, three once the overlay
+	// deleted and renamed some: fewer than search.partial.min_results.
+	cs = nil
+	for i := 1; i <= 12; i++ {
+		name := []string{"Part quartz lever", "Part quartz", "Part lever nut"}[min((i-1)/6+(i-1)/9, 2)]
+		cs = append(cs, put("Part", fmt.Sprintf("%sQ-%02d", prefix, i), map[string]any{"name": name, "maker": prefix + "S-0"}))
+	}
+	f.commit("bob", "", cs...)
+
+	ov := f.fork("ov", "overlay", revInfo{})
+	cs = nil
+	for i := 3; i < 90; i += 7 {
+		cs = append(cs, patch(key(i), map[string]any{"name": overlayTitle(i, 4), "maker": fmt.Sprintf("%sS-%d", prefix, (i+3)%10)}))
+	}
+	for i := 5; i < 90; i += 11 {
+		if (i-3)%7 == 0 {
+			continue
+		}
+		cs = append(cs, del(key(i)))
+	}
+	for i := 100; i < 110; i++ {
+		cs = append(cs, put("Part", key(i), map[string]any{"name": overlayTitle(i, 2), "note": "steel", "maker": prefix + "S-1"}))
+	}
+	cs = append(cs, put("Part", key(2), map[string]any{"name": "Part revived steel bolt", "note": "hex", "maker": prefix + "S-2"}),
+		put("Supplier", key(4), map[string]any{"name": "Supplier steel gear", "country": "C1"}),
+		del(prefix+"Q-01"), del(prefix+"Q-02"), patch(prefix+"Q-03", map[string]any{"name": "Part quartz only"}))
+	ov.commit("agent", "", cs...)
+
+	cs = nil
+	for i := 6; i < 90; i += 9 {
+		cs = append(cs, patch(key(i), map[string]any{"name": overlayTitle(i, 7), "note": "pump", "maker": prefix + "S-9"}))
+	}
+	for i := 8; i < 90; i += 13 {
+		if (i-6)%9 == 0 {
+			continue
+		}
+		cs = append(cs, del(key(i)))
+	}
+	for i := 200; i < 210; i++ {
+		cs = append(cs, put("Part", key(i), map[string]any{"name": overlayTitle(i, 1), "note": "brass", "maker": prefix + "S-3"}))
+	}
+	// Changed in an Attribute no search reads: the base's row stands for
+	// its version at the fork in the searches, not in the maker query.
+	for _, i := range []int{40, 43, 46, 49} {
+		cs = append(cs, patch(key(i), map[string]any{"maker": prefix + "S-7"}))
+	}
+	// Changed on both: the overlay's version wins; deleted on the overlay.
+	cs = append(cs, patch(key(3), map[string]any{"name": "Part main side steel"}), patch(key(5), map[string]any{"name": "Part main hex"}))
+	f.commit("carol", "", cs...)
+
+	ov2 := ov.fork("ov2", "overlay", revInfo{})
+	ov2.commit("agent2", "", patch(key(11), map[string]any{"name": "Part steel cam nested"}), del(key(12)),
+		put("Part", key(300), map[string]any{"name": "Part nested steel hex", "maker": prefix + "S-4"}))
+	ov.commit("agent", "", patch(key(13), map[string]any{"name": "Part seal seal valve"}), del(key(14)))
+
+	readyCopy(ov, "ref")
+	readyCopy(ov2, "ref2")
+	return f.on("main")
+}
+
+// readyCopy makes name a ready copy of f's branch at its head holding
+// every effective Record and Link, as the store.materialize job leaves it.
+func readyCopy(f *fixture, name string) {
+	f.t.Helper()
+	cp := f.fork(name, "copy", revInfo{})
+	cp.materialize()
+	_, err := f.s.Pool.Exec(f.ctx, `UPDATE refs SET state = 'ready' WHERE domain_id = $1 AND id = $2`, f.domain, cp.branch)
+	require.NoError(f.t, err)
+	cp.model().State = "ready"
+}
+
+// overlayQueries are searches of one to four words, misspelled words,
+// words no Record holds, and Kinds.
+func overlayQueries() []reads.SearchQuery {
+	var qs []reads.SearchQuery
+	for _, q := range []string{"steel", "hex", "cam", "pump", "part", "stel", "brss", "zzzz",
+		"steel hex", "hex bolt", "steel gear", "seal valve", "pump cam", "steel part", "brass zzzz", "steal hex",
+		"steel hex bolt", "gear spring valve", "cam seal pump", "steel brass hex", "hex bolt zzzz",
+		"steel hex bolt gear", "pump valve seal cam", "revived bolt", "nested steel", "main side", "quartz lever", "quartz lever nut"} {
+		for _, lim := range []int{1, 3, 5, 8, 20, 100} {
+			qs = append(qs, reads.SearchQuery{Q: q, Limit: lim})
+		}
+		qs = append(qs, reads.SearchQuery{Q: q, Limit: 10, Kind: "Part"}, reads.SearchQuery{Q: q, Limit: 10, Kind: "Supplier"})
+	}
+	return qs
+}
+
+// TestOverlaySearchMatchesCopy: a search on an overlay (over a base that
+// moved on after the fork, and nested) returns what the same search
+// returns on a copy holding the same Records: the same Records in the same
+// order with the same scores, matches and corrections.
+func TestOverlaySearchMatchesCopy(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "overlay-search", "")
+	for _, pair := range [][2]string{{"ov", "ref"}, {"ov2", "ref2"}} {
+		for _, q := range overlayQueries() {
+			got, err := f.r.Search(f.ctx, f.domain, pair[0], q)
+			require.NoError(t, err)
+			want, err := f.r.Search(f.ctx, f.domain, pair[1], q)
+			require.NoError(t, err)
+			require.False(t, want.Truncated, "%s %+v: the copy's ranking is exact", pair[1], q)
+			require.Equal(t, want.Results, got.Results, "%s against %s, %+v", pair[0], pair[1], q)
+			require.Equal(t, want.Corrections, got.Corrections, "%s against %s, %+v", pair[0], pair[1], q)
+		}
+	}
+}
+
+// TestOverlayReadsMatchCopy: every other read of an overlay equals the
+// copy's, Record by Record.
+func TestOverlayReadsMatchCopy(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "overlay-reads", "")
+	keys := f.strings(`SELECT DISTINCT key FROM mat_records WHERE domain_id = $1 ORDER BY 1`, f.domain)
+	for _, pair := range [][2]string{{"ov", "ref"}, {"ov2", "ref2"}} {
+		for _, k := range keys {
+			got, gerr := f.r.Get(f.ctx, f.domain, pair[0], k, "")
+			want, werr := f.r.Get(f.ctx, f.domain, pair[1], k, "")
+			require.Equal(t, werr == nil, gerr == nil, "%s get %s: %v / %v", pair[0], k, gerr, werr)
+			if werr == nil {
+				require.Equal(t, want.Values, got.Values, "%s get %s", pair[0], k)
+				require.Equal(t, want.Kind+want.Title, got.Kind+got.Title, "%s get %s", pair[0], k)
+			}
+			gl, gerr := f.r.Lineage(f.ctx, f.domain, pair[0], k)
+			wl, werr := f.r.Lineage(f.ctx, f.domain, pair[1], k)
+			require.Equal(t, werr == nil, gerr == nil, "%s lineage %s: %v / %v", pair[0], k, gerr, werr)
+			require.Equal(t, wl, gl, "%s lineage %s", pair[0], k)
+		}
+		for _, q := range []reads.PageQuery{{Kind: "Part", Limit: 7}, {Limit: 11}, {Kind: "Supplier", Limit: 3},
+			{Kind: "Supplier", Attribute: "country", Value: "C1", Limit: 2},
+			{Kind: "Part", Attribute: "maker", Value: "S-9", Limit: 3}, {Kind: "Part", Attribute: "maker", Value: "S-1", Limit: 4},
+			{Kind: "Part", Attribute: "maker", Value: "S-3", Limit: 100},
+			{Kind: "Part", Attribute: "maker", Value: "S-6", Limit: 2}, {Kind: "Part", Attribute: "maker", Value: "S-8", Limit: 3},
+			{Kind: "Part", Attribute: "maker", Value: "S-7", Limit: 100}, {Kind: "Part", Attribute: "maker", Value: "S-0", Limit: 100}} {
+			got, want := pageKeys(t, f, pair[0], q), pageKeys(t, f, pair[1], q)
+			require.Equal(t, want, got, "%s against %s, %+v", pair[0], pair[1], q)
+			require.NotEmpty(t, want, "%+v", q)
+		}
+	}
+}
+
+// pageKeys walks every page of q on branch and returns the keys and titles.
+func pageKeys(t *testing.T, f *fixture, branch string, q reads.PageQuery) []string {
+	t.Helper()
+	var out []string
+	for {
+		var p *reads.Page
+		var err error
+		if q.Attribute != "" {
+			p, err = f.r.QueryByAttribute(f.ctx, f.domain, branch, q)
+		} else {
+			p, err = f.r.Page(f.ctx, f.domain, branch, q)
+		}
+		require.NoError(t, err)
+		for _, r := range p.Records {
+			out = append(out, r.Key+" "+r.Title)
+		}
+		if p.Next == "" {
+			return out
+		}
+		q.After = p.Next
+	}
+}
+
+// TestOverlaySearchStaysInItsDomain: a Domain holding the same words, keys
+// and branches finds nothing of the other's through an overlay.
+func TestOverlaySearchStaysInItsDomain(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	a := overlayWorldIn(t, newFixture(t, s, "overlay-a"), "A")
+	b := overlayWorldIn(t, newFixture(t, s, "overlay-b"), "B")
+	for _, f := range []*fixture{a, b} {
+		mine := map[int32]string{a.domain: "A", b.domain: "B"}[f.domain]
+		for _, q := range overlayQueries() {
+			for _, br := range []string{"ov", "ov2"} {
+				res, err := f.r.Search(f.ctx, f.domain, br, q)
+				require.NoError(t, err)
+				for _, x := range res.Results {
+					require.True(t, strings.HasPrefix(x.Key, mine), "%s %s %+v: %s", mine, br, q, x.Key)
+				}
+			}
+		}
+	}
+}

@@ -42,6 +42,7 @@ DECLARE
     nrec bigint;
     probe int;
     pmin int := p_partial_min;
+    paired boolean := false;
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -106,7 +107,46 @@ BEGIN
                       LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
                      GROUP BY t.t) x;
             SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
-            IF rare < 8::bigint * p_candidates
+            IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3 THEN
+                -- Two words: their full matches from the pairs of their
+                -- postings' score plateaus, best sum first
+                -- (lb_search_pairs), unless a word has too many plateaus
+                -- or too many pairs would be read.
+                SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
+                  FROM lb_search_pairs(c.d, c.b, pw[1], pw[2], p_limit) p;
+                IF fk IS NOT NULL THEN
+                    FOR r IN
+                        SELECT x.k, m.kind, m.title, ts_rank(m.search, or_q) AS s
+                          FROM unnest(fk) x(k)
+                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                         ORDER BY 4 DESC, 1
+                    LOOP
+                        key := r.k;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.s;
+                        match := 'full';
+                        corrections := NULL;
+                        ranked := cardinality(fk);
+                        truncated := false;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
+                    total := cardinality(fk);
+                    -- Every full match read (fewer than p_limit): the
+                    -- partial matches follow as below; otherwise the
+                    -- answer is complete.
+                    known := paired;
+                    paired := NOT paired;
+                ELSE
+                    paired := false;
+                END IF;
+            END IF;
+            IF paired THEN
+                stmts := NULL;
+            ELSIF known THEN
+                NULL;
+            ELSIF rare < 8::bigint * p_candidates
                OR (cardinality(terms) BETWEEN 2 AND 6 AND est < 32::double precision * p_candidates) THEN
                 -- A term in fewer Records than 8 × p_candidates, or terms
                 -- that, were they independent, would meet in fewer than
@@ -143,7 +183,9 @@ BEGIN
                     pmin := 0;
                 END IF;
             END IF;
-            IF known AND anyn < 8::bigint * p_partial_candidates THEN
+            IF paired THEN
+                NULL;
+            ELSIF known AND anyn < 8::bigint * p_partial_candidates THEN
                 -- Few Records hold some term (the lexicon's counts): the
                 -- GIN index's partial tiers below rank them all, exactly,
                 -- with a candidate cap above their number.

@@ -1,0 +1,17 @@
+-- lb_search_pair_merge: lb_search_pair_sql as a merge join of the two
+-- plateaus' ranges of the rank index, for two large plateaus.
+CREATE OR REPLACE FUNCTION lb_search_pair_merge(d integer, b integer, p_x text, p_xs real, p_y text, p_ys real, p_limit integer)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_temp'
+ SET enable_nestloop TO 'off'
+ SET enable_hashjoin TO 'off'
+AS $function$
+DECLARE
+    keys text[];
+BEGIN
+    EXECUTE lb_search_pair_sql(d, b, p_x, p_xs, p_y, p_ys, p_limit) INTO keys;
+    RETURN keys;
+END
+$function$;

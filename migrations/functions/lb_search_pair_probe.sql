@@ -1,0 +1,17 @@
+-- lb_search_pair_probe: lb_search_pair_sql as a nested loop over p_x's
+-- plateau (the smaller), one index probe of p_y's posting per Record.
+CREATE OR REPLACE FUNCTION lb_search_pair_probe(d integer, b integer, p_x text, p_xs real, p_y text, p_ys real, p_limit integer)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_temp'
+ SET enable_mergejoin TO 'off'
+ SET enable_hashjoin TO 'off'
+AS $function$
+DECLARE
+    keys text[];
+BEGIN
+    EXECUTE lb_search_pair_sql(d, b, p_x, p_xs, p_y, p_ys, p_limit) INTO keys;
+    RETURN keys;
+END
+$function$;

@@ -1,0 +1,20 @@
+-- lb_search_pair_sql: the statement reading the first p_limit Records, in
+-- key order, that hold word p_x at score p_xs and word p_y at score p_ys
+-- on branch b of Domain d (the meeting of two plateaus,
+-- lb_search_plateaus), as an array of keys. Both plateaus are ranges of
+-- the rank index in key order: lb_search_pair_merge runs it as a merge
+-- join of the two ranges, stopping at the p_limit-th Record both hold;
+-- lb_search_pair_probe as a nested loop probing p_y's posting of each
+-- Record of p_x's plateau (the smaller).
+CREATE OR REPLACE FUNCTION lb_search_pair_sql(d integer, b integer, p_x text, p_xs real, p_y text, p_ys real, p_limit integer)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+SELECT format($q$SELECT coalesce(array_agg(x.key ORDER BY x.key), '{}') FROM (
+  SELECT s.key FROM mat_search_words s
+    JOIN mat_search_words t ON t.domain_id = %1$s AND t.branch_id = %2$s AND t.word = %5$L AND t.score = %6$L::real
+                           AND t.key = s.key
+   WHERE s.domain_id = %1$s AND s.branch_id = %2$s AND s.word = %3$L AND s.score = %4$L::real
+   ORDER BY s.key LIMIT %7$s) x$q$, d, b, p_x, p_xs, p_y, p_ys, p_limit)
+$function$;

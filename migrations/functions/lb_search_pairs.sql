@@ -1,0 +1,135 @@
+-- lb_search_pairs: the best p_limit Records of branch b at its head
+-- holding both words p_w1 and p_w2 (a query of two terms, one word each),
+-- ranked by the sum of their two postings scores (twice ts_rank of the OR
+-- of the words), exactly, without scoring every Record holding both.
+--
+-- A word's postings take few distinct scores (lb_search_plateaus), each a
+-- key-ordered range of the rank index; a Record holding both words scores
+-- a1 + a2 where a1 and a2 are plateaus of each. First, each word's best
+-- plateaus, as many as hold at most p_small postings together, are read
+-- whole and each of their Records scored by one probe of the other word's
+-- posting (lb_search_pair_top). Every other Record holding both words is
+-- in a pair of the words' remaining plateaus: the pairs are read best sum
+-- first, each as the Records both plateaus hold in key order, a merge join
+-- of the two ranges (lb_search_pair_merge) or, when one plateau is small
+-- beside the other (sizes counted up to p_count), one probe per Record of
+-- the small one (lb_search_pair_probe), only as many as the answer still
+-- needs. Reading stops when p_limit Records read score at least the next
+-- pair's sum: no Record unread can beat them (a Record of a later pair of
+-- the same sum ties, and tied Records are interchangeable).
+-- keys and scores are the best p_limit Records read, best first (score,
+-- then key); complete says every Record holding both words was read (keys
+-- holds them all when they are at most p_limit); pairs counts the pairs
+-- read after the best plateaus. keys is NULL when a word has p_max
+-- plateaus or more or more than p_pairs pairs would be read: the caller
+-- takes another path.
+CREATE OR REPLACE FUNCTION lb_search_pairs(d integer, b integer, p_w1 text, p_w2 text, p_limit integer, p_small integer DEFAULT 512, p_count integer DEFAULT 4096, p_max integer DEFAULT 256, p_pairs integer DEFAULT 64, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT pairs integer)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    s1 real[];
+    s2 real[];
+    n1 int[];
+    n2 int[];
+    top1 int := 0;
+    top2 int := 0;
+    held int;
+    cnt int;
+    r record;
+    got text[];
+    fk text[] := '{}';
+    fs double precision[] := '{}';
+    tk text[];
+    ts double precision[];
+    ahead int;
+    cut boolean := false;
+BEGIN
+    IF p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_pairs < 1 THEN
+        RAISE EXCEPTION 'lb_search_pairs: limit %, small %, count %, max %, pairs %', p_limit, p_small, p_count, p_max, p_pairs
+              USING ERRCODE = '22023';
+    END IF;
+    complete := false;
+    pairs := 0;
+    s1 := lb_search_plateaus(d, b, p_w1, p_max);
+    s2 := lb_search_plateaus(d, b, p_w2, p_max);
+    IF cardinality(s1) >= p_max OR cardinality(s2) >= p_max THEN
+        RETURN;
+    END IF;
+    n1 := array_fill(NULL::int, ARRAY[cardinality(s1)]);
+    n2 := array_fill(NULL::int, ARRAY[cardinality(s2)]);
+    -- Each word's best plateaus holding at most p_small postings together.
+    held := 0;
+    FOR i IN 1..cardinality(s1) LOOP
+        cnt := (SELECT count(*) FROM (SELECT FROM mat_search_words s
+                 WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w1 AND s.score = s1[i]
+                 LIMIT greatest(p_small - held, p_count) + 1) x);
+        n1[i] := least(cnt, p_count);
+        EXIT WHEN held + cnt > p_small;
+        held := held + cnt;
+        top1 := i;
+    END LOOP;
+    held := 0;
+    FOR i IN 1..cardinality(s2) LOOP
+        cnt := (SELECT count(*) FROM (SELECT FROM mat_search_words s
+                 WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w2 AND s.score = s2[i]
+                 LIMIT greatest(p_small - held, p_count) + 1) x);
+        n2[i] := least(cnt, p_count);
+        EXIT WHEN held + cnt > p_small;
+        held := held + cnt;
+        top2 := i;
+    END LOOP;
+    IF top1 > 0 THEN
+        SELECT t.keys, t.sums INTO fk, fs FROM lb_search_pair_top(d, b, p_w1, s1[top1], p_w2) t;
+    END IF;
+    IF top2 > 0 THEN
+        -- A Record in the best plateaus of both words is read once.
+        SELECT t.keys, t.sums INTO tk, ts FROM lb_search_pair_top(d, b, p_w2, s2[top2], p_w1) t;
+        SELECT coalesce(array_agg(u.k), '{}'), coalesce(array_agg(u.s), '{}') INTO tk, ts
+          FROM unnest(tk, ts) u(k, s)
+         WHERE u.k <> ALL (fk);
+        fk := fk || tk;
+        fs := fs || ts;
+    END IF;
+    FOR r IN
+        SELECT i, j, s1[i]::double precision + s2[j] AS s
+          FROM generate_subscripts(s1, 1) i, generate_subscripts(s2, 1) j
+         WHERE i > top1 AND j > top2
+         ORDER BY 3 DESC, 1, 2
+    LOOP
+        ahead := (SELECT count(*) FROM unnest(fs) x WHERE x >= r.s);
+        IF ahead >= p_limit THEN
+            cut := true;
+            EXIT;
+        END IF;
+        IF pairs >= p_pairs THEN
+            RETURN;
+        END IF;
+        pairs := pairs + 1;
+        IF n1[r.i] IS NULL THEN
+            n1[r.i] := (SELECT count(*) FROM (SELECT FROM mat_search_words s
+              WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w1 AND s.score = s1[r.i] LIMIT p_count) x);
+        END IF;
+        IF n2[r.j] IS NULL THEN
+            n2[r.j] := (SELECT count(*) FROM (SELECT FROM mat_search_words s
+              WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w2 AND s.score = s2[r.j] LIMIT p_count) x);
+        END IF;
+        IF n1[r.i] * 8 <= n2[r.j] THEN
+            got := lb_search_pair_probe(d, b, p_w1, s1[r.i], p_w2, s2[r.j], p_limit - ahead);
+        ELSIF n2[r.j] * 8 <= n1[r.i] THEN
+            got := lb_search_pair_probe(d, b, p_w2, s2[r.j], p_w1, s1[r.i], p_limit - ahead);
+        ELSE
+            got := lb_search_pair_merge(d, b, p_w1, s1[r.i], p_w2, s2[r.j], p_limit - ahead);
+        END IF;
+        cut := cut OR cardinality(got) = p_limit - ahead;
+        fk := fk || got;
+        fs := fs || array_fill(r.s, ARRAY[cardinality(got)]);
+    END LOOP;
+    complete := NOT cut AND cardinality(fk) <= p_limit;
+    SELECT coalesce(array_agg(u.k ORDER BY u.s DESC, u.k), '{}'), coalesce(array_agg(u.s ORDER BY u.s DESC, u.k), '{}')
+      INTO keys, scores
+      FROM (SELECT u.k, u.s FROM unnest(fk, fs) u(k, s) ORDER BY u.s DESC, u.k LIMIT p_limit) u;
+END
+$function$;

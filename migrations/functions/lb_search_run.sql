@@ -107,11 +107,17 @@ BEGIN
                       LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
                      GROUP BY t.t) x;
             SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
-            IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3 THEN
+            IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3
+               AND coalesce(nrec > 0 AND est < 2::double precision * p_candidates, false) IS NOT TRUE THEN
                 -- Two words: their full matches from the pairs of their
                 -- postings' score plateaus, best sum first
                 -- (lb_search_pairs), unless a word has too many plateaus
-                -- or too many pairs would be read.
+                -- or too many pairs would be read. Two words expected to
+                -- meet in fewer than 2 × p_candidates Records (by the
+                -- lexicon's counts, were they independent; a rare word with
+                -- a common one, as in most names) take the GIN index's AND
+                -- below: reading those few Records costs less than listing
+                -- and counting the plateaus.
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_pairs(c.d, c.b, pw[1], pw[2], p_limit) p;
                 IF fk IS NOT NULL THEN

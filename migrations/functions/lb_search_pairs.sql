@@ -36,8 +36,6 @@ DECLARE
     n2 int[];
     top1 int := 0;
     top2 int := 0;
-    held int;
-    cnt int;
     r record;
     got text[];
     fk text[] := '{}';
@@ -58,29 +56,9 @@ BEGIN
     IF cardinality(s1) >= p_max OR cardinality(s2) >= p_max THEN
         RETURN;
     END IF;
-    n1 := array_fill(NULL::int, ARRAY[cardinality(s1)]);
-    n2 := array_fill(NULL::int, ARRAY[cardinality(s2)]);
     -- Each word's best plateaus holding at most p_small postings together.
-    held := 0;
-    FOR i IN 1..cardinality(s1) LOOP
-        cnt := (SELECT count(*) FROM (SELECT FROM mat_search_words s
-                 WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w1 AND s.score = s1[i]
-                 LIMIT greatest(p_small - held, p_count) + 1) x);
-        n1[i] := least(cnt, p_count);
-        EXIT WHEN held + cnt > p_small;
-        held := held + cnt;
-        top1 := i;
-    END LOOP;
-    held := 0;
-    FOR i IN 1..cardinality(s2) LOOP
-        cnt := (SELECT count(*) FROM (SELECT FROM mat_search_words s
-                 WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w2 AND s.score = s2[i]
-                 LIMIT greatest(p_small - held, p_count) + 1) x);
-        n2[i] := least(cnt, p_count);
-        EXIT WHEN held + cnt > p_small;
-        held := held + cnt;
-        top2 := i;
-    END LOOP;
+    SELECT z.sizes, z.top INTO n1, top1 FROM lb_search_plateau_sizes(d, b, p_w1, s1, p_small, p_count) z;
+    SELECT z.sizes, z.top INTO n2, top2 FROM lb_search_plateau_sizes(d, b, p_w2, s2, p_small, p_count) z;
     IF top1 > 0 THEN
         SELECT t.keys, t.sums INTO fk, fs FROM lb_search_pair_top(d, b, p_w1, s1[top1], p_w2) t;
     END IF;
@@ -109,12 +87,10 @@ BEGIN
         END IF;
         pairs := pairs + 1;
         IF n1[r.i] IS NULL THEN
-            n1[r.i] := (SELECT count(*) FROM (SELECT FROM mat_search_words s
-              WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w1 AND s.score = s1[r.i] LIMIT p_count) x);
+            n1[r.i] := lb_search_plateau_count(d, b, p_w1, s1[r.i], p_count);
         END IF;
         IF n2[r.j] IS NULL THEN
-            n2[r.j] := (SELECT count(*) FROM (SELECT FROM mat_search_words s
-              WHERE s.domain_id = d AND s.branch_id = b AND s.word = p_w2 AND s.score = s2[r.j] LIMIT p_count) x);
+            n2[r.j] := lb_search_plateau_count(d, b, p_w2, s2[r.j], p_count);
         END IF;
         IF n1[r.i] * 8 <= n2[r.j] THEN
             got := lb_search_pair_probe(d, b, p_w1, s1[r.i], p_w2, s2[r.j], p_limit - ahead);

@@ -68,7 +68,7 @@ type Postgres struct {
 // reportedSettings are the server settings a report shows.
 // It is a lookup table, never written.
 var reportedSettings = []string{"shared_buffers", "effective_cache_size", "work_mem", "maintenance_work_mem",
-	"random_page_cost", "jit", "fsync", "synchronous_commit", "max_wal_size", "max_connections"}
+	"random_page_cost", "jit", "fsync", "synchronous_commit", "max_wal_size", "wal_compression", "max_connections"}
 
 // ReadPostgres reads the server version and the reported settings.
 func ReadPostgres(ctx context.Context, s *store.Store) (Postgres, error) {

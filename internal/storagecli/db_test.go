@@ -81,6 +81,14 @@ func TestPlanFreshDatabase(t *testing.T) {
 		require.Equal(t, ActionReload, wm.Action, "%+v", wm)
 	}
 	require.Equal(t, jit == "on", byName["jit"].Change, "%+v", byName["jit"])
+	// wal_compression lz4 is one of the server's values (PlanProfile
+	// refuses a value pg_settings does not list) and needs no restart.
+	wc := byName["wal_compression"]
+	require.Equal(t, "lz4", wc.Wanted)
+	require.False(t, wc.Restart, "%+v", wc)
+	if wc.Change {
+		require.Equal(t, ActionReload, wc.Action, "%+v", wc)
+	}
 
 	// 3 tables x 8 partitions x 4 parameters, all at their defaults.
 	require.Len(t, plan.Tables, 96)

@@ -106,6 +106,7 @@ func Named(name string) (*Profile, error) {
 //	random_page_cost             1.1 (SSD)
 //	effective_io_concurrency     200 (SSD)
 //	jit                          off
+//	wal_compression              lz4
 //	autovacuum_vacuum_scale_factor  0.05
 //	autovacuum_analyze_scale_factor 0.02
 //
@@ -131,6 +132,7 @@ func ForMemory(mem int64) (*Profile, error) {
 			{"random_page_cost", "1.1"},
 			{"effective_io_concurrency", "200"},
 			{"jit", "off"},
+			{"wal_compression", "lz4"},
 			{"autovacuum_vacuum_scale_factor", "0.05"},
 			{"autovacuum_analyze_scale_factor", "0.02"},
 		},

@@ -57,6 +57,7 @@ func TestForMemory(t *testing.T) {
 			require.Equal(t, "1.1", p.Setting("random_page_cost"))
 			require.Equal(t, "200", p.Setting("effective_io_concurrency"))
 			require.Equal(t, "0.9", p.Setting("checkpoint_completion_target"))
+			require.Equal(t, "lz4", p.Setting("wal_compression"))
 			require.NoError(t, p.Validate())
 			require.Len(t, p.Tables, 3)
 		})

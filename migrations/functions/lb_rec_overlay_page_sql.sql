@@ -48,16 +48,16 @@ BEGIN
         p_limit,
         CASE WHEN moved THEN format($u$
         UNION ALL
-        (SELECT x.key, x.kind, x.title, x."values", x.seq
-           FROM (SELECT cb.* FROM mat_records cb
+        (SELECT cb.key, x.kind, x.title, x."values", x.seq
+           FROM (SELECT cb.key FROM mat_records cb
                   WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.seq > %5$L AND cb.key > %4$L
                     AND NOT coalesce(%8$s, false)
+                    AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = cb.key)
                   ORDER BY cb.key) cb
           CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.seq, h.op FROM mat_history h
                   WHERE h.domain_id = %1$L AND h.branch_id = %3$L AND h.key = cb.key AND h.seq <= %5$L
                   ORDER BY h.seq DESC LIMIT 1) x
           WHERE x.op <> 'delete'%6$s
-            AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = x.key)
           ORDER BY cb.key LIMIT %7$s)$u$,
             d, bs[1], bs[2], coalesce(after, ''), cs[2], px, p_limit,
             -- The current row tells, without the history, that the version

@@ -98,6 +98,9 @@ func overlayWorldIn(t *testing.T, f *fixture, prefix string) *fixture {
 	}
 	// Changed on both: the overlay's version wins; deleted on the overlay.
 	cs = append(cs, patch(key(3), map[string]any{"name": "Part main side steel"}), patch(key(5), map[string]any{"name": "Part main hex"}))
+	// A Supplier (a Kind whose search reads its title alone) renamed, and
+	// one whose country changed: the overlay reads both as at the fork.
+	cs = append(cs, patch(prefix+"S-2", map[string]any{"name": "Supplier zinc"}), patch(prefix+"S-5", map[string]any{"country": "C9"}))
 	f.commit("carol", "", cs...)
 
 	ov2 := ov.fork("ov2", "overlay", revInfo{})
@@ -128,7 +131,8 @@ func overlayQueries() []reads.SearchQuery {
 	for _, q := range []string{"steel", "hex", "cam", "pump", "part", "stel", "brss", "zzzz",
 		"steel hex", "hex bolt", "steel gear", "seal valve", "pump cam", "steel part", "brass zzzz", "steal hex",
 		"steel hex bolt", "gear spring valve", "cam seal pump", "steel brass hex", "hex bolt zzzz",
-		"steel hex bolt gear", "pump valve seal cam", "revived bolt", "nested steel", "main side", "quartz lever", "quartz lever nut"} {
+		"steel hex bolt gear", "pump valve seal cam", "revived bolt", "nested steel", "main side", "quartz lever", "quartz lever nut",
+		"zinc", "supplier hex"} {
 		for _, lim := range []int{1, 3, 5, 8, 20, 100} {
 			qs = append(qs, reads.SearchQuery{Q: q, Limit: lim})
 		}
@@ -178,7 +182,7 @@ func TestOverlayReadsMatchCopy(t *testing.T) {
 			require.Equal(t, wl, gl, "%s lineage %s", pair[0], k)
 		}
 		for _, q := range []reads.PageQuery{{Kind: "Part", Limit: 7}, {Limit: 11}, {Kind: "Supplier", Limit: 3},
-			{Kind: "Supplier", Attribute: "country", Value: "C1", Limit: 2},
+			{Kind: "Supplier", Attribute: "country", Value: "C1", Limit: 2}, {Kind: "Supplier", Attribute: "country", Value: "C2", Limit: 2},
 			{Kind: "Part", Attribute: "maker", Value: "S-9", Limit: 3}, {Kind: "Part", Attribute: "maker", Value: "S-1", Limit: 4},
 			{Kind: "Part", Attribute: "maker", Value: "S-3", Limit: 100},
 			{Kind: "Part", Attribute: "maker", Value: "S-6", Limit: 2}, {Kind: "Part", Attribute: "maker", Value: "S-8", Limit: 3},

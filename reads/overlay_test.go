@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // overlayWords are the words of the overlay world's titles and notes: few,
@@ -234,6 +236,38 @@ func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 					require.True(t, strings.HasPrefix(x.Key, mine), "%s %s %+v: %s", mine, br, q, x.Key)
 				}
 			}
+		}
+	}
+	// lorebase_app may call lb_search_overlay_own and lb_rec_kept_attrs
+	// itself: scoped to the other Domain, row-level security leaves them
+	// none of this Domain's rows; as the owner the same calls read them.
+	var ov, base int32
+	var fork int64
+	require.NoError(t, s.Pool.QueryRow(a.ctx, `SELECT id, base_id, fork_seq FROM refs WHERE domain_id = $1 AND name = 'ov'`,
+		a.domain).Scan(&ov, &base, &fork))
+	const own = `SELECT count(*) FROM lb_search_overlay_own($1, $2, $3, $4, 'steel | hex', ARRAY['steel | hex']::tsquery[],
+		ARRAY['steel', 'hex'], lb_rec_kept_attrs($1, $3), '')`
+	const attrs = `SELECT lb_rec_kept_attrs($1, $2) = '{}'`
+	for _, scope := range []*fixture{b, a, nil} {
+		var n int
+		var none bool
+		require.NoError(t, pgx.BeginFunc(a.ctx, s.Pool, func(tx pgx.Tx) error {
+			if scope != nil {
+				if err := store.Scope(a.ctx, tx, scope.domain); err != nil {
+					return err
+				}
+			}
+			if err := tx.QueryRow(a.ctx, own, a.domain, ov, base, fork).Scan(&n); err != nil {
+				return err
+			}
+			return tx.QueryRow(a.ctx, attrs, a.domain, base).Scan(&none)
+		}))
+		if scope == b {
+			require.Zero(t, n, "another Domain reads this Domain's overlay rows")
+			require.True(t, none, "another Domain reads this Domain's schema")
+		} else {
+			require.NotZero(t, n)
+			require.False(t, none)
 		}
 	}
 }

@@ -84,14 +84,35 @@ BEGIN
         katts := lb_rec_kept_attrs(d, base);
     END IF;
     SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
-    -- The overlay's present rows and (base moved on) the base's changed
-    -- keys the overlay has no row of, as of the fork, that match some term.
-    SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
-           array_agg(z.score ORDER BY z.key), array_agg(z.matched ORDER BY z.key)
-      INTO o_key, o_kind, o_title, o_score, o_matched
-      FROM lb_search_overlay_own(d, ov, base, cs[2], or_q, terms, lb_search_lexemes(words, corrs), katts, p_kind) z;
-    o_n := coalesce(cardinality(o_key), 0);
-    o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
+    IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text = lb_lexeme(words[1]) THEN
+        -- One word, one lexeme: the overlay's best p_limit own matches
+        -- from its postings best first (only they can be in the answer), as
+        -- a branch reads its own, and the base's changed keys that match;
+        -- the overlay's matches counted from its postings.
+        SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
+               array_agg(z.score ORDER BY z.key), array_agg(1 ORDER BY z.key), count(*) FILTER (WHERE z.changed)
+          INTO o_key, o_kind, o_title, o_score, o_matched, o_n
+          FROM (SELECT w.key, m.kind::text AS kind, m.title, w.score, false AS changed
+                  FROM (SELECT s.key, s.score FROM mat_search_words s
+                         WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]
+                         ORDER BY s.score DESC, s.key LIMIT p_limit) w
+                  JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = w.key AND NOT m.deleted
+                UNION ALL
+                SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q), true
+                  FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) z;
+        o_n := o_n + (SELECT count(*) FROM mat_search_words s WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]);
+        o_full := o_n;
+    ELSE
+        -- The overlay's present rows and (base moved on) the base's changed
+        -- keys the overlay has no row of, as of the fork, that match some
+        -- term.
+        SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
+               array_agg(z.score ORDER BY z.key), array_agg(z.matched ORDER BY z.key)
+          INTO o_key, o_kind, o_title, o_score, o_matched
+          FROM lb_search_overlay_own(d, ov, base, cs[2], or_q, terms, lb_search_lexemes(words, corrs), katts, p_kind) z;
+        o_n := coalesce(cardinality(o_key), 0);
+        o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
+    END IF;
     LOOP
         tries := tries + 1;
         need_p := false;

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // overlayWords are the words of the overlay world's titles and notes: few,
@@ -98,6 +100,9 @@ func overlayWorldIn(t *testing.T, f *fixture, prefix string) *fixture {
 	}
 	// Changed on both: the overlay's version wins; deleted on the overlay.
 	cs = append(cs, patch(key(3), map[string]any{"name": "Part main side steel"}), patch(key(5), map[string]any{"name": "Part main hex"}))
+	// A Supplier (a Kind whose search reads its title alone) renamed, and
+	// one whose country changed: the overlay reads both as at the fork.
+	cs = append(cs, patch(prefix+"S-2", map[string]any{"name": "Supplier zinc"}), patch(prefix+"S-5", map[string]any{"country": "C9"}))
 	f.commit("carol", "", cs...)
 
 	ov2 := ov.fork("ov2", "overlay", revInfo{})
@@ -128,7 +133,8 @@ func overlayQueries() []reads.SearchQuery {
 	for _, q := range []string{"steel", "hex", "cam", "pump", "part", "stel", "brss", "zzzz",
 		"steel hex", "hex bolt", "steel gear", "seal valve", "pump cam", "steel part", "brass zzzz", "steal hex",
 		"steel hex bolt", "gear spring valve", "cam seal pump", "steel brass hex", "hex bolt zzzz",
-		"steel hex bolt gear", "pump valve seal cam", "revived bolt", "nested steel", "main side", "quartz lever", "quartz lever nut"} {
+		"steel hex bolt gear", "pump valve seal cam", "revived bolt", "nested steel", "main side", "quartz lever", "quartz lever nut",
+		"zinc", "supplier hex"} {
 		for _, lim := range []int{1, 3, 5, 8, 20, 100} {
 			qs = append(qs, reads.SearchQuery{Q: q, Limit: lim})
 		}
@@ -178,7 +184,7 @@ func TestOverlayReadsMatchCopy(t *testing.T) {
 			require.Equal(t, wl, gl, "%s lineage %s", pair[0], k)
 		}
 		for _, q := range []reads.PageQuery{{Kind: "Part", Limit: 7}, {Limit: 11}, {Kind: "Supplier", Limit: 3},
-			{Kind: "Supplier", Attribute: "country", Value: "C1", Limit: 2},
+			{Kind: "Supplier", Attribute: "country", Value: "C1", Limit: 2}, {Kind: "Supplier", Attribute: "country", Value: "C2", Limit: 2},
 			{Kind: "Part", Attribute: "maker", Value: "S-9", Limit: 3}, {Kind: "Part", Attribute: "maker", Value: "S-1", Limit: 4},
 			{Kind: "Part", Attribute: "maker", Value: "S-3", Limit: 100},
 			{Kind: "Part", Attribute: "maker", Value: "S-6", Limit: 2}, {Kind: "Part", Attribute: "maker", Value: "S-8", Limit: 3},
@@ -230,6 +236,38 @@ func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 					require.True(t, strings.HasPrefix(x.Key, mine), "%s %s %+v: %s", mine, br, q, x.Key)
 				}
 			}
+		}
+	}
+	// lorebase_app may call lb_search_overlay_own and lb_rec_kept_attrs
+	// itself: scoped to the other Domain, row-level security leaves them
+	// none of this Domain's rows; as the owner the same calls read them.
+	var ov, base int32
+	var fork int64
+	require.NoError(t, s.Pool.QueryRow(a.ctx, `SELECT id, base_id, fork_seq FROM refs WHERE domain_id = $1 AND name = 'ov'`,
+		a.domain).Scan(&ov, &base, &fork))
+	const own = `SELECT count(*) FROM lb_search_overlay_own($1, $2, $3, $4, 'steel | hex', ARRAY['steel | hex']::tsquery[],
+		ARRAY['steel', 'hex'], lb_rec_kept_attrs($1, $3), '')`
+	const attrs = `SELECT lb_rec_kept_attrs($1, $2) = '{}'`
+	for _, scope := range []*fixture{b, a, nil} {
+		var n int
+		var none bool
+		require.NoError(t, pgx.BeginFunc(a.ctx, s.Pool, func(tx pgx.Tx) error {
+			if scope != nil {
+				if err := store.Scope(a.ctx, tx, scope.domain); err != nil {
+					return err
+				}
+			}
+			if err := tx.QueryRow(a.ctx, own, a.domain, ov, base, fork).Scan(&n); err != nil {
+				return err
+			}
+			return tx.QueryRow(a.ctx, attrs, a.domain, base).Scan(&none)
+		}))
+		if scope == b {
+			require.Zero(t, n, "another Domain reads this Domain's overlay rows")
+			require.True(t, none, "another Domain reads this Domain's schema")
+		} else {
+			require.NotZero(t, n)
+			require.False(t, none)
 		}
 	}
 }

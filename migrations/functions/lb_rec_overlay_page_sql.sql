@@ -8,10 +8,11 @@
 -- after the fork; the overlay's own present rows; and, when the base moved
 -- on after the fork, the keys it changed since (its rows past the fork,
 -- mat_records_seq_idx) that the overlay has no row of, as their history
--- version at the fork (read key by key in key order, so a page of a common
--- Kind reads few of them; a key whose current row shows that its version
--- at the fork was of another Kind or held another value of the Attribute
--- is not read: lb_rec_kept_sql).
+-- version at the fork (sorted by key, then read key by key, the overlay's
+-- row probed with each, only as far as the page reaches: a page of a
+-- common Kind reads few of them; a key whose current row shows that its
+-- version at the fork was of another Kind or held another value of the
+-- Attribute is not read: lb_rec_kept_sql).
 -- No key comes twice, so the merge stops after p_limit rows.
 CREATE OR REPLACE FUNCTION lb_rec_overlay_page_sql(d integer, bs integer[], cs bigint[], hs bigint[], p_kind text, p_attribute text, p_value text, after text, p_limit integer)
  RETURNS text
@@ -48,16 +49,16 @@ BEGIN
         p_limit,
         CASE WHEN moved THEN format($u$
         UNION ALL
-        (SELECT x.key, x.kind, x.title, x."values", x.seq
-           FROM (SELECT cb.* FROM mat_records cb
+        (SELECT cb.key, x.kind, x.title, x."values", x.seq
+           FROM (SELECT cb.key FROM mat_records cb
                   WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.seq > %5$L AND cb.key > %4$L
                     AND NOT coalesce(%8$s, false)
                   ORDER BY cb.key) cb
           CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.seq, h.op FROM mat_history h
                   WHERE h.domain_id = %1$L AND h.branch_id = %3$L AND h.key = cb.key AND h.seq <= %5$L
+                    AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = cb.key)
                   ORDER BY h.seq DESC LIMIT 1) x
           WHERE x.op <> 'delete'%6$s
-            AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = x.key)
           ORDER BY cb.key LIMIT %7$s)$u$,
             d, bs[1], bs[2], coalesce(after, ''), cs[2], px, p_limit,
             -- The current row tells, without the history, that the version

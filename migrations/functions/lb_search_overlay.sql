@@ -6,11 +6,15 @@
 -- overlay's own rows (tombstones included) and, when the base moved on
 -- after the fork, the keys the base changed since (its rows past the fork,
 -- mat_records_seq_idx) but those whose Kind, title and search vector did
--- not change (lb_rec_kept_sql 'search': a change of other Attributes),
--- read as their history version at the fork. Those keys' base rows are
--- dropped from the base's results and their effective versions are ranked
--- here as lb_search_run ranks (full: ts_rank of the OR of the terms;
--- partial: that rank times the terms matched over the terms).
+-- not change (lb_rec_kept_attrs: a change of other Attributes), read as
+-- their history version at the fork (lb_search_overlay_own). Those keys'
+-- base rows are dropped from the base's results and their effective
+-- versions are ranked here as lb_search_run ranks (full: ts_rank of the
+-- OR of the terms; partial: that rank times the terms matched over the
+-- terms). Every statement here is static and planned once a session
+-- (a generic plan): the overlay's rows by lb_search_overlay_own, inlined;
+-- the base's results with whether the overlay decides each key, in one
+-- join.
 --
 -- The base is asked for more results than the limit (and with a larger
 -- partial minimum) until what it returned settles the answer: enough of
@@ -28,17 +32,16 @@ CREATE OR REPLACE FUNCTION lb_search_overlay(d integer, bs integer[], cs bigint[
  SET jit TO 'off'
  SET max_parallel_workers_per_gather TO '0'
  SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 DECLARE
     ov int := bs[1];
     base int := bs[2];
-    moved boolean := cs[2] < hs[2];
     nt int := cardinality(terms);
     pmin int := coalesce(p_partial_min, 0);
-    or_q tsquery;
-    kf text := '';
-    matched_sql text;
+    cut bigint := CASE WHEN cs[2] < hs[2] THEN cs[2] ELSE hs[2] END;
+    katts jsonb;
     -- The effective versions of the corrected keys that match some term.
     o_key text[];
     o_kind text[];
@@ -67,63 +70,49 @@ DECLARE
     lim int;
     tries int := 0;
     r record;
-    drop_sql text;
-    kept text;
+    or_q tsquery;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
                                                  p_candidates, p_partial_min, p_partial_candidates);
         RETURN;
     END IF;
-    SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
-    IF coalesce(p_kind, '') <> '' THEN
-        kf := format(' AND e.kind = %L', p_kind);
+    -- Whether a base row changed after the fork stands for its version at
+    -- the fork (a base that did not move on changed none: no base row
+    -- is past cut).
+    IF cs[2] < hs[2] THEN
+        katts := lb_rec_kept_attrs(d, base);
     END IF;
-    kept := lb_rec_kept_sql(d, base, cs[2], 'm', 'search');
-    matched_sql := (SELECT string_agg(format('(e.search @@ %L::tsquery)::int', t::text), ' + ') FROM unnest(terms) t);
-    -- The overlay's present rows and (base moved on) the base's changed
-    -- keys the overlay has no row of, as of the fork, that match some term.
-    EXECUTE format($q$SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
+    SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+    IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text = lb_lexeme(words[1]) THEN
+        -- One word, one lexeme: the overlay's best p_limit own matches
+        -- from its postings best first (only they can be in the answer), as
+        -- a branch reads its own, and the base's changed keys that match;
+        -- the overlay's matches counted from its postings.
+        SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
+               array_agg(z.score ORDER BY z.key), array_agg(1 ORDER BY z.key), count(*) FILTER (WHERE z.changed)
+          INTO o_key, o_kind, o_title, o_score, o_matched, o_n
+          FROM (SELECT w.key, m.kind::text AS kind, m.title, w.score, false AS changed
+                  FROM (SELECT s.key, s.score FROM mat_search_words s
+                         WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]
+                         ORDER BY s.score DESC, s.key LIMIT p_limit) w
+                  JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = w.key AND NOT m.deleted
+                UNION ALL
+                SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q), true
+                  FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) z;
+        o_n := o_n + (SELECT count(*) FROM mat_search_words s WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]);
+        o_full := o_n;
+    ELSE
+        -- The overlay's present rows and (base moved on) the base's changed
+        -- keys the overlay has no row of, as of the fork, that match some
+        -- term.
+        SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
                array_agg(z.score ORDER BY z.key), array_agg(z.matched ORDER BY z.key)
-          FROM (SELECT e.key::text AS key, e.kind::text AS kind, e.title, e.matched,
-                       CASE WHEN e.matched = %5$s THEN ts_rank(e.search, %4$L::tsquery)
-                            ELSE (ts_rank(e.search, %4$L::tsquery) * e.matched / %5$s)::real END AS score
-                  FROM (SELECT e.*, %6$s AS matched
-                          FROM (SELECT o.key, o.kind, o.title, o.search FROM mat_records o
-                                 WHERE o.domain_id = %1$L AND o.branch_id = %2$L AND NOT o.deleted
-                                   AND o.search @@ %4$L::tsquery%8$s%7$s) e) e) z$q$,
-                   d, ov, base, or_q::text, nt, matched_sql,
-                   CASE WHEN moved THEN format($u$
-                        UNION ALL
-                        SELECT x.key, x.kind, x.title, %5$s AS search
-                          FROM mat_records cb
-                         CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.op FROM mat_history h
-                                 WHERE h.domain_id = %1$L AND h.branch_id = %2$L AND h.key = cb.key AND h.seq <= %3$L
-                                   AND NOT coalesce(%10$s, false)
-                                 ORDER BY h.seq DESC LIMIT 1) x
-                         WHERE cb.domain_id = %1$L AND cb.branch_id = %2$L AND cb.seq > %3$L AND x.op <> 'delete'
-                           AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %6$L AND u.key = x.key)%8$s
-                           AND (%9$s) AND %5$s @@ %7$L::tsquery$u$,
-                        d, base, cs[2], NULL, lb_search_vector_sql(d, base), ov, or_q::text,
-                        replace(kf, 'e.kind', 'x.kind'),
-                        -- A version matches a term only if one of the
-                        -- term's lexemes is in its lowered text: the
-                        -- search vector is computed for those alone.
-                        coalesce((SELECT string_agg(format('strpos(lower(x.title || %L || x."values"::text), %L) > 0', ' ', lx), ' OR ')
-                                    FROM (SELECT DISTINCT lx
-                                            FROM unnest(words || ARRAY(SELECT jsonb_array_elements_text(c) FROM unnest(corrs) c)) w,
-                                                 unnest(tsvector_to_array(to_tsvector('simple', w))) lx) z), 'false'),
-                        lb_rec_kept_sql(d, base, cs[2], 'cb', 'search')) ELSE '' END,
-                   replace(kf, 'e.kind', 'o.kind'))
-       INTO o_key, o_kind, o_title, o_score, o_matched;
-    o_n := coalesce(cardinality(o_key), 0);
-    -- Whether the overlay decides each key the base returned.
-    drop_sql := format($q$SELECT coalesce(array_agg(EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = k.key)
-                          OR (m.seq > %4$L AND NOT (%5$s)) ORDER BY k.o), '{}')
-          FROM unnest($1::text[]) WITH ORDINALITY k(key, o)
-          LEFT JOIN mat_records m ON m.domain_id = %1$L AND m.branch_id = %3$L AND m.key = k.key$q$,
-                       d, ov, base, CASE WHEN moved THEN cs[2] ELSE hs[2] END, kept);
-    o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
+          INTO o_key, o_kind, o_title, o_score, o_matched
+          FROM lb_search_overlay_own(d, ov, base, cs[2], or_q, terms, lb_search_lexemes(words, corrs), katts, p_kind) z;
+        o_n := coalesce(cardinality(o_key), 0);
+        o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
+    END IF;
     LOOP
         tries := tries + 1;
         need_p := false;
@@ -134,10 +123,9 @@ BEGIN
             RETURN;
         END IF;
         -- The base's results, each with the terms it matches and whether
-        -- the overlay decides its key (an own row, or a base change after
-        -- the fork).
-        b_total := 0;
-        b_capped := false;
+        -- the overlay decides its key (an own row, or a base row changed
+        -- after the fork that does not stand for its version at the fork,
+        -- as lb_rec_kept_sql 'search' tells from katts), in one statement.
         SELECT array_agg(s.key ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.kind ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.title ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
@@ -145,14 +133,20 @@ BEGIN
                array_agg(CASE WHEN s.match = 'full' THEN nt
                               ELSE (SELECT count(*) FILTER (WHERE m.search @@ t)::int FROM unnest(terms) t) END ORDER BY s.o)
                    FILTER (WHERE s.match <> 'corrections'),
+               coalesce(array_agg(EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = d AND u.branch_id = ov AND u.key = s.key)
+                                  OR (m.seq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
+                                          AND CASE jsonb_array_length(katts -> m.kind::text)
+                                              WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
+                                              ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
+                                                      FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false))
+                                  ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'), '{}'),
                count(*) FILTER (WHERE s.match = 'full'), count(*) FILTER (WHERE s.match = 'partial'),
                max(s.ranked) FILTER (WHERE s.match = 'corrections'), bool_or(s.truncated) FILTER (WHERE s.match = 'corrections')
-          INTO b_key, b_kind, b_title, b_score, b_matched, nf, np, b_total, b_capped
+          INTO b_key, b_kind, b_title, b_score, b_matched, b_drop, nf, np, b_total, b_capped
           FROM lb_search_run(d, base, true, ARRAY[base], ARRAY[hs[2]], ARRAY[hs[2]], terms, words, corrs, corr, p_kind, lim,
                              p_candidates, pmin + pextra, p_partial_candidates)
                WITH ORDINALITY s(key, kind, title, score, match, corrections, ranked, truncated, o)
           LEFT JOIN mat_records m ON m.domain_id = d AND m.branch_id = base AND m.key = s.key;
-        EXECUTE drop_sql INTO b_drop USING b_key;
         SELECT count(*) FILTER (WHERE NOT x.dr AND x.m = nt), count(*) FILTER (WHERE NOT x.dr AND x.m < nt)
           INTO nfk, npk
           FROM unnest(b_drop, b_matched) x(dr, m);

@@ -4,7 +4,7 @@
 -- first), by one probe of p_y's posting per Record (primary key). The
 -- statement is planned with the Domain as a constant, so both sides read
 -- the Domain's partition alone, not each probe pruning the partitions
--- anew.
+-- anew (lb_search_pair_top_sql).
 CREATE OR REPLACE FUNCTION lb_search_pair_top(d integer, b integer, p_x text, p_min real, p_y text, OUT keys text[], OUT sums double precision[])
  RETURNS record
  LANGUAGE plpgsql
@@ -14,10 +14,7 @@ CREATE OR REPLACE FUNCTION lb_search_pair_top(d integer, b integer, p_x text, p_
  SET enable_hashjoin TO 'off'
 AS $function$
 BEGIN
-    EXECUTE format($q$SELECT coalesce(array_agg(s.key), '{}'), coalesce(array_agg(s.score::double precision + t.score), '{}')
-  FROM mat_search_words s
-  JOIN mat_search_words t ON t.domain_id = %1$s AND t.branch_id = %2$s AND t.key = s.key AND t.word = %5$L
- WHERE s.domain_id = %1$s AND s.branch_id = %2$s AND s.word = %3$L AND s.score >= %4$L::real$q$, d, b, p_x, p_min, p_y)
+    EXECUTE lb_search_pair_top_sql(d, b, p_x, p_min, p_y)
       INTO keys, sums;
 END
 $function$;

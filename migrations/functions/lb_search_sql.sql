@@ -1,8 +1,15 @@
 -- lb_search_sql returns the statements lb_search runs: the full match, the
 -- GIN index's reading of the full matches (several words on a branch at
 -- its head, no Kind: lb_search_full_keys_sql, here with the limit plus
--- one) and, when partial matching may follow, the partial match of a
--- Kind, an overlay or a past Revision (its first tier).
+-- one), for two words the reading of their postings' score plateaus
+-- (lb_search_pairs: the best plateaus of the first word probed in the
+-- second's postings, lb_search_pair_top_sql, and the meeting of the two
+-- words' second plateaus, or best when a word has one, lb_search_pair_sql)
+-- and, when partial matching may follow, the partial match of a Kind or a
+-- past Revision (its first tier). An overlay read at its head over its
+-- base (lb_search_overlay) runs its base's search at the base's head: the
+-- base's statements, then the one reading the keys the overlay decides
+-- (lb_search_overlay_own).
 CREATE OR REPLACE FUNCTION lb_search_sql(p_branch text, p_query text, p_kind text, p_limit integer, p_at bigint DEFAULT NULL::bigint, p_candidates integer DEFAULT 1000, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(statement text)
  LANGUAGE plpgsql
@@ -19,11 +26,30 @@ DECLARE
     ws text[];
     ow text[];
     oc bigint[];
+    ovl boolean;
+    bs integer[];
+    cs bigint[];
+    hs bigint[];
+    s1 real[];
+    s2 real[];
+    katts jsonb;
+    corrs jsonb[];
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, p_at);
+    bs := c.bs;
+    cs := c.cs;
+    hs := c.hs;
+    ovl := p_at IS NULL AND cardinality(bs) = 2
+           AND EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = c.d AND x.id = bs[1] AND x.mode = 'overlay');
+    IF ovl THEN
+        -- The base's own search at its head.
+        c.b := bs[2];
+        c.single := true;
+    END IF;
     src := CASE WHEN c.single THEN lb_search_source(c.d, c.b, NULL) ELSE lb_search_source_levels(c.d, c.bs, c.cs, c.hs) END;
-    SELECT array_agg(t.term), array_agg(t.word), (array_agg(to_jsonb(ARRAY[t.word] || t.corrections)))[1]
-      INTO terms, words, wj FROM lb_search_terms_levels(c.bs, p_query) t;
+    SELECT array_agg(t.term ORDER BY t.o), array_agg(t.word ORDER BY t.o), (array_agg(to_jsonb(ARRAY[t.word] || t.corrections) ORDER BY t.o))[1],
+           array_agg(to_jsonb(t.corrections) ORDER BY t.o)
+      INTO terms, words, wj, corrs FROM lb_search_terms_levels(bs, p_query) WITH ORDINALITY t(word, corrections, term, o);
     IF terms IS NULL THEN
         RETURN;
     END IF;
@@ -51,10 +77,31 @@ BEGIN
             (SELECT string_agg('(' || x::text || ')', ' | ') FROM unnest(terms) x)::tsquery, p_limit + 1);
         RETURN NEXT;
     END IF;
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 2
+       AND terms[1]::text = lb_lexeme(words[1]) AND terms[2]::text = lb_lexeme(words[2]) THEN
+        s1 := lb_search_plateaus(c.d, c.b, words[1], 256);
+        s2 := lb_search_plateaus(c.d, c.b, words[2], 256);
+        IF cardinality(s1) > 0 AND cardinality(s2) > 0 THEN
+            statement := lb_search_pair_top_sql(c.d, c.b, words[1], s1[1], words[2]);
+            RETURN NEXT;
+            statement := lb_search_pair_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
+                                            s2[least(2, cardinality(s2))], p_limit);
+            RETURN NEXT;
+        END IF;
+    END IF;
     IF cardinality(terms) > 1 THEN
         statement := lb_search_partial_sql(src, p_kind, terms, full_q, p_partial_candidates, p_limit,
                                            c.single AND to_regclass('mat_records_search_rum_idx') IS NOT NULL,
                                            CASE WHEN cardinality(terms) <= 6 THEN cardinality(terms) - 1 END);
+        RETURN NEXT;
+    END IF;
+    IF ovl THEN
+        IF cs[2] < hs[2] THEN
+            katts := lb_rec_kept_attrs(c.d, bs[2]);
+        END IF;
+        statement := format('SELECT * FROM lb_search_overlay_own(%L, %L, %L, %L, %L::tsquery, %L::tsquery[], %L::text[], %L::jsonb, %L)',
+                            c.d, bs[1], bs[2], cs[2], (SELECT string_agg('(' || x::text || ')', ' | ')::tsquery FROM unnest(terms) x),
+                            terms, lb_search_lexemes(words, corrs), katts, coalesce(p_kind, ''));
         RETURN NEXT;
     END IF;
 END

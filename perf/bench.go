@@ -18,6 +18,10 @@ type Op struct {
 	Target time.Duration
 	Owner  func(ctx context.Context) error
 	RLS    func(ctx context.Context) error
+	// Answer, when set, makes the call RLS makes (the same draw of inputs)
+	// and returns what the read answered: the branch measurement compares
+	// an overlay's answers with the copy's.
+	Answer func(ctx context.Context) (any, error)
 	// Explain, when set, draws the SQL and arguments of one call of the
 	// read's SQL function (what Owner runs), for EXPLAIN.
 	Explain func() (string, []any)

@@ -59,6 +59,8 @@ func TestReportRenders(t *testing.T) {
 		Reads:       []perf.Result{{Name: "get by key", Target: 5 * time.Millisecond, RLS: st, FloorRatio: 1.5, OwnerError: "boom"}},
 		Writes:      []perf.Result{{Name: "commit of 1000 changes", RLS: st}},
 		NotMeasured: []string{"overlay reads"},
+		Branches: &perf.Branches{Against: "copy", Answers: []perf.AnswerCheck{{Name: "get by key", Calls: 20},
+			{Name: "record lineage", Calls: 20, Different: 2, First: "call 3: a | b"}}},
 	}
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
@@ -70,6 +72,9 @@ func TestReportRenders(t *testing.T) {
 		"- overlay reads: not implemented yet",
 		"- get by key (owner): boom",
 		"925 Records on main",
+		"The overlay's answers against copy's, call by call on the same inputs, after the same commit on both",
+		"| get by key | 20 | 0 | — |",
+		"| record lineage | 20 | 2 | call 3: a / b |",
 	} {
 		require.Contains(t, out, want)
 	}

@@ -70,8 +70,12 @@ type Branches struct {
 	Commits []Result `json:"commits,omitempty"`
 	// Paired are the reads on the overlay and on Against (the copy, or
 	// main when the copy was left out).
-	Paired  []PairedResult `json:"paired,omitempty"`
-	Against string         `json:"against,omitempty"`
+	Paired []PairedResult `json:"paired,omitempty"`
+	// Answers compare the reads' answers on the overlay and on Against:
+	// after the same commit on both when Against is the copy, before any
+	// commit when it is main (main's commits are not the overlay's).
+	Answers []AnswerCheck `json:"answers,omitempty"`
+	Against string        `json:"against,omitempty"`
 	// OverlayEffects are reads of main with 0 and with ManyCount overlays.
 	OverlayEffects []OverlayEffect `json:"overlay_effects,omitempty"`
 	ManyCount      int             `json:"many_count"`
@@ -96,6 +100,9 @@ type BranchOptions struct {
 	SkipCopy bool
 	// CommitChanges is the size of the commits before the paired reads (1,000).
 	CommitChanges int
+	// AnswerCalls is the number of calls of each read whose answers on
+	// the overlay and on the copy (or main) are compared (20).
+	AnswerCalls int
 	// Harness times the paired reads and main's reads (its Warmup and
 	// Iterations).
 	Harness Harness
@@ -141,6 +148,7 @@ func (w *Workload) MeasureBranches(ctx context.Context, opts BranchOptions) (*Br
 		{"copy creation and background copy", b.copy},
 		{"the overlay to read", b.readOverlay},
 		{"commits on the overlay, the copy and main", b.commits},
+		{"the overlay's answers against the copy's", b.answers},
 		{"overlay against copy", b.paired},
 		{"copy deletion", b.deleteBranch},
 		{"main with many overlays", b.many},
@@ -150,6 +158,7 @@ func (w *Workload) MeasureBranches(ctx context.Context, opts BranchOptions) (*Br
 		steps = []step{
 			{"overlay creation", b.overlays},
 			{"the overlay to read", b.readOverlay},
+			{"the overlay's answers against main's, before any commit", b.answers},
 			{"commits on the overlay and main", b.commits},
 			{"overlay against main", b.paired},
 			{"overlay deletion", b.deleteBranch},

@@ -2,12 +2,17 @@ package perf_test
 
 import (
 	"context"
+	"log/slog"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/perf"
+	"github.com/lorebase/lorebase/store"
 )
 
 func TestMeasureBranches(t *testing.T) {
@@ -32,7 +37,7 @@ func TestMeasureBranches(t *testing.T) {
 		{"without the copy", true, "main", "overlay", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			br, err := w.MeasureBranches(ctx, perf.BranchOptions{Runs: 3, Many: 4, CommitChanges: 10, SkipCopy: tc.skipCopy,
+			br, err := w.MeasureBranches(ctx, perf.BranchOptions{Runs: 3, Many: 4, CommitChanges: 10, SkipCopy: tc.skipCopy, AnswerCalls: 5,
 				Harness: perf.Harness{Warmup: 1, Iterations: 3}})
 			require.NoError(t, err)
 			require.Empty(t, br.Errors)
@@ -59,6 +64,11 @@ func TestMeasureBranches(t *testing.T) {
 			require.Positive(t, br.Delete.Written)
 			require.Len(t, br.Commits, tc.commits)
 			require.Len(t, br.Paired, len(perf.ReadNames()))
+			require.Len(t, br.Answers, len(perf.ReadNames()))
+			for _, c := range br.Answers {
+				require.Equal(t, 5, c.Calls, c.Name)
+				require.Zero(t, c.Different, "%s: %s", c.Name, c.First)
+			}
 			require.Equal(t, 4, br.ManyOverlays.N)
 			require.Len(t, br.OverlayEffects, 2)
 			for _, e := range br.OverlayEffects {
@@ -67,4 +77,51 @@ func TestMeasureBranches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompareAnswers: an overlay answers as main does at the fork, and the
+// comparison sees it when main moves on: every Part updated on main changes
+// what get, history and lineage answer for Parts, not what the overlay does.
+func TestCompareAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := openStore(t)
+	cfg := supply.Config{Seed: 5, Scale: 1, ExtraLinks: 1}
+	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
+	require.NoError(t, err)
+	gen, err := supply.New(cfg)
+	require.NoError(t, err)
+	w, err := perf.NewWorkload(ctx, s, gen, 3, 8)
+	require.NoError(t, err)
+	client, err := jobs.NewClient(s.Pool, nil, nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	_, err = s.CreateBranch(ctx, w.DomainID, store.CreateBranchRequest{Name: "cmp", From: perf.Branch, Mode: store.ModeOverlay}, jobs.Queue(client))
+	require.NoError(t, err)
+
+	same, err := w.CompareAnswers(ctx, "cmp", perf.Branch, 8)
+	require.NoError(t, err)
+	require.Len(t, same, len(perf.ReadNames()))
+	for _, c := range same {
+		require.Equal(t, 8, c.Calls, c.Name)
+		require.Zero(t, c.Different, "%s: %s", c.Name, c.First)
+	}
+
+	changes, err := w.PartUpdates(rand.New(rand.NewPCG(1, 2)), gen.Counts().Parts)
+	require.NoError(t, err)
+	_, err = w.Pipeline.Commit(ctx, w.DomainID, perf.Branch, &commit.Request{Message: "every Part", Author: "test", Changes: changes}, "")
+	require.NoError(t, err)
+	moved, err := w.CompareAnswers(ctx, "cmp", perf.Branch, 8)
+	require.NoError(t, err)
+	differ := map[string]int{}
+	for _, c := range moved {
+		differ[c.Name] = c.Different
+		if c.Different > 0 {
+			require.Contains(t, c.First, "call ", c.Name)
+		}
+	}
+	// The keys drawn are of every Kind; Parts are most of them.
+	for _, name := range []string{"get by key", "record history page", "record lineage"} {
+		require.Positive(t, differ[name], name)
+	}
+	require.Zero(t, differ["links of a record"], "updating values changes no Link")
 }

@@ -173,6 +173,20 @@ func (r *Report) writeBranches(p func(string, ...any)) {
 				stat(x.Copy, 50), stat(x.Copy, 95), stat(x.Copy, 99), rt, count(x.Overlay))
 		}
 	}
+	if len(b.Answers) > 0 {
+		when := "after the same commit on both"
+		if against != "copy" {
+			when = "before any commit"
+		}
+		p("")
+		p("The overlay's answers against %s's, call by call on the same inputs, %s (Revision ids, sequence numbers and times left out):", against, when)
+		p("")
+		p("| Read | calls | different | first difference |")
+		p("| --- | ---: | ---: | --- |")
+		for _, c := range b.Answers {
+			p("| %s | %d | %d | %s |", c.Name, c.Calls, c.Different, orDash(strings.ReplaceAll(c.First, "|", "/")))
+		}
+	}
 	if len(b.OverlayEffects) > 0 {
 		p("")
 		p("Main with 0 and with %d overlays in the Domain (same inputs, rls):", b.ManyCount)

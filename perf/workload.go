@@ -233,9 +233,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_get($1, $2, NULL)`, []any{br, keys.take().key}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.Get(ctx, w.DomainID, br, keys.take().key, "")
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.Get(ctx, w.DomainID, br, keys.take().key, "")
 				}}
 		case "list page of 50":
 			op = Op{Target: 20 * time.Millisecond,
@@ -243,28 +242,25 @@ func (w *Workload) ReadsOn(br string) []Op {
 					k := pageKinds.take()
 					return `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, []any{br, k.kind, k.key, 51}
 				},
-				RLS: func(ctx context.Context) error {
+				Answer: func(ctx context.Context) (any, error) {
 					k := pageKinds.take()
-					_, err := w.Reader.Page(ctx, w.DomainID, br, reads.PageQuery{Kind: k.kind, After: k.key, Limit: 50})
-					return err
+					return w.Reader.Page(ctx, w.DomainID, br, reads.PageQuery{Kind: k.kind, After: k.key, Limit: 50})
 				}}
 		case "links of a record":
 			op = Op{Target: 10 * time.Millisecond,
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, []any{br, keys.take().key, "both", ""}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.Links(ctx, w.DomainID, br, keys.take().key, reads.LinksQuery{Direction: "both"})
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.Links(ctx, w.DomainID, br, keys.take().key, reads.LinksQuery{Direction: "both"})
 				}}
 		case "2-hop neighborhood":
 			op = Op{Target: 30 * time.Millisecond,
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, []any{br, keys.take().key, 2, 200, def.NeighborhoodFanout}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.Neighborhood(ctx, w.DomainID, br, keys.take().key, 2, 200)
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.Neighborhood(ctx, w.DomainID, br, keys.take().key, 2, 200)
 				}}
 		case "query by indexed attribute":
 			// The purchase orders of a Supplier: PurchaseOrder.supplier is indexed.
@@ -272,10 +268,9 @@ func (w *Workload) ReadsOn(br string) []Op {
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`, []any{br, supply.KindPurchaseOrder, "supplier", suppliers.take(), "", 51}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
 						Attribute: "supplier", Value: suppliers.take(), Limit: 50})
-					return err
 				}}
 		case "full-text search", "typo-tolerant full-text search", "partial-match full-text search":
 			qs := map[string]*cycle[string]{"full-text search": queryWords, "typo-tolerant full-text search": typoWords,
@@ -284,9 +279,8 @@ func (w *Workload) ReadsOn(br string) []Op {
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`, []any{br, qs.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: qs.take()})
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: qs.take()})
 				}}
 		case "entity resolution":
 			// No budget in design section 6; held to the search budget.
@@ -294,32 +288,35 @@ func (w *Workload) ReadsOn(br string) []Op {
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`, []any{br, mentions.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.Resolve(ctx, w.DomainID, br, mentions.take(), "", 0)
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.Resolve(ctx, w.DomainID, br, mentions.take(), "", 0)
 				}}
 		case "record history page":
 			op = Op{Target: 10 * time.Millisecond,
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`, []any{br, keys.take().key, "", def.HistoryDefaultLimit + 1}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.History(ctx, w.DomainID, br, keys.take().key, 0, "")
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.History(ctx, w.DomainID, br, keys.take().key, 0, "")
 				}}
 		case "record lineage":
 			op = Op{Target: 10 * time.Millisecond,
 				Explain: func() (string, []any) {
 					return `SELECT * FROM lb_lineage($1, $2)`, []any{br, keys.take().key}
 				},
-				RLS: func(ctx context.Context) error {
-					_, err := w.Reader.Lineage(ctx, w.DomainID, br, keys.take().key)
-					return err
+				Answer: func(ctx context.Context) (any, error) {
+					return w.Reader.Lineage(ctx, w.DomainID, br, keys.take().key)
 				}}
 		default:
 			continue
 		}
 		op.Name = name
+		if ans := op.Answer; ans != nil {
+			op.RLS = func(ctx context.Context) error {
+				_, err := ans(ctx)
+				return err
+			}
+		}
 		if call := op.Explain; call != nil && op.Owner == nil {
 			// The owner runs the read's SQL function, the same SQL EXPLAIN sees.
 			op.Owner = func(ctx context.Context) error {

@@ -54,6 +54,7 @@ func run() error {
 	writerChanges := fs.Int("writer-changes", 100, "Part updates per writer commit")
 	secondScale := fs.Int("second-scale", 5, "scale of the second Domain the concurrent clients read (same keys, another seed, marked titles)")
 	branchRuns := fs.Int("branch-runs", 20, "overlays whose creation is timed")
+	answerCalls := fs.Int("branch-answers", 20, "branches: calls of each read whose answers on the overlay and on the copy (or main) are compared")
 	overlays := fs.Int("overlays", 1000, "overlays created (each with one commit) before main's reads are measured again")
 	skipBranches := fs.Bool("skip-branches", false, "leave out the branch measurement")
 	skipCopy := fs.Bool("skip-copy", false, "branches: leave out the copy branch (a dataset whose copy would not fit on the disk); the overlay is read against main and the overlay's deletion is measured")
@@ -316,7 +317,7 @@ func run() error {
 		rep.BranchesSkipped = "--skip-branches"
 	default:
 		fmt.Fprintln(os.Stderr, "bench: branches")
-		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000, SkipCopy: *skipCopy,
+		rep.Branches, err = w.MeasureBranches(ctx, perf.BranchOptions{Runs: *branchRuns, Many: *overlays, CommitChanges: 1000, SkipCopy: *skipCopy, AnswerCalls: *answerCalls,
 			Harness: perf.Harness{Warmup: *warmup, Iterations: *iterations, TimeLimit: *readTimeLimit}, Log: os.Stderr})
 		if err != nil {
 			if ctx.Err() != nil {

@@ -88,6 +88,11 @@ func TestPlansUseIndexes(t *testing.T) {
 		// Two words: besides the GIN index, the pairs of their postings'
 		// score plateaus (lb_search_pairs), read from the rank index.
 		{"search two words", `SELECT * FROM lb_search_sql('main', 'supplier w7', '', 20)`, []string{"search_idx", "word_score_key_idx"}},
+		// Three words: besides the GIN index, the triples of their
+		// postings' score plateaus (lb_search_triples): a plateau read
+		// whole probing the primary key, three ranges of the rank index.
+		{"search three words", `SELECT * FROM lb_search_sql('main', 'supplier w7 w91', '', 20)`,
+			[]string{"search_idx", "word_score_key_idx", "_pkey"}},
 		// A misspelled word: its corrections' best postings.
 		{"search typo", `SELECT * FROM lb_search_sql('main', 'suplpier', '', 20)`, []string{"word_score_key_idx", "_pkey"}},
 		{"resolve", `SELECT lb_resolve_sql('main', 'S-7', '', 20)`, []string{"_pkey"}},

@@ -266,14 +266,19 @@ func TestSearchPostingsWalk(t *testing.T) {
 
 	// One candidate: a budget of 32 Records scored runs out before the
 	// bound closes; the answer says so and holds real matches with their
-	// own scores, best first.
+	// own scores, best first. (A misspelled word: three words alone take
+	// the triples of their plateaus, exactly, below.)
 	tiny := reads.New(s, reads.Config{SearchCandidates: 1})
-	res, err = tiny.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma", Limit: 20})
+	res, err = tiny.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpah beta gamma", Limit: 20})
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
 	require.GreaterOrEqual(t, res.Ranked, 32)
+	exact, err := tiny.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma", Limit: 20})
+	require.NoError(t, err)
+	require.False(t, exact.Truncated)
+	requireSameRanking(t, s, f, "alpha beta gamma", rankByWords(t, s, f, "alpha beta gamma", 20), exact.Results)
 	all := map[string]float32{}
-	for _, x := range rankByWords(t, s, f, "alpha beta gamma", 100000) {
+	for _, x := range rankByWords(t, s, f, "alpah beta gamma", 100000) {
 		all[x.Key] = x.Score
 	}
 	for i, x := range res.Results {

@@ -5,7 +5,9 @@
 -- were the first matches found, not the best: see lb_search_full_sql). On
 -- a branch read at its head, a one-word query (no Kind) reads the word's
 -- postings best first (lb_search_words_sql), several words their full
--- matches from the GIN index or their postings and their partial matches
+-- matches from the GIN index or their postings (two or three common words
+-- from their postings' score plateaus: lb_search_pairs,
+-- lb_search_triples) and their partial matches
 -- tier by tier from their postings (lb_search_tiers); elsewhere, with the
 -- RUM index present, the partial matches are read in rank order, tier by
 -- tier. An overlay read at its head over a base read at its head (one

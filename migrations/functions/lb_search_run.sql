@@ -120,33 +120,45 @@ BEGIN
                 -- and counting the plateaus.
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_pairs(c.d, c.b, pw[1], pw[2], p_limit) p;
-                IF fk IS NOT NULL THEN
-                    FOR r IN
-                        SELECT x.k, m.kind, m.title, ts_rank(m.search, or_q) AS s
-                          FROM unnest(fk) x(k)
-                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
-                         ORDER BY 4 DESC, 1
-                    LOOP
-                        key := r.k;
-                        kind := r.kind;
-                        title := r.title;
-                        score := r.s;
-                        match := 'full';
-                        corrections := NULL;
-                        ranked := cardinality(fk);
-                        truncated := false;
-                        n := n + 1;
-                        RETURN NEXT;
-                    END LOOP;
-                    total := cardinality(fk);
-                    -- Every full match read (fewer than p_limit): the
-                    -- partial matches follow as below; otherwise the
-                    -- answer is complete.
-                    known := paired;
-                    paired := NOT paired;
-                ELSE
-                    paired := false;
-                END IF;
+            ELSIF cardinality(terms) = 3 AND cardinality(pw) = 3 AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7
+                  AND rare >= 8::bigint * p_candidates
+                  AND coalesce(nrec > 0 AND est < 32::double precision * p_candidates, false) IS NOT TRUE THEN
+                -- Three common words, too common for the GIN index's AND
+                -- below (each in 8 × p_candidates Records or more, expected
+                -- to meet in 32 × p_candidates or more, or the branch keeps
+                -- no counters): their full matches from the triples of their
+                -- postings' score plateaus, best sum first
+                -- (lb_search_triples), unless a word has too many plateaus
+                -- or reading would pass its budget (the walk below).
+                SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
+                  FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
+            END IF;
+            IF fk IS NOT NULL THEN
+                FOR r IN
+                    SELECT x.k, m.kind, m.title, ts_rank(m.search, or_q) AS s
+                      FROM unnest(fk) x(k)
+                      JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                     ORDER BY 4 DESC, 1
+                LOOP
+                    key := r.k;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.s;
+                    match := 'full';
+                    corrections := NULL;
+                    ranked := cardinality(fk);
+                    truncated := false;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+                total := cardinality(fk);
+                -- Every full match read (fewer than p_limit): the
+                -- partial matches follow as below; otherwise the
+                -- answer is complete.
+                known := paired;
+                paired := NOT paired;
+            ELSE
+                paired := false;
             END IF;
             IF paired THEN
                 stmts := NULL;

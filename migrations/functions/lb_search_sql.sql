@@ -4,8 +4,11 @@
 -- one), for two words the reading of their postings' score plateaus
 -- (lb_search_pairs: the best plateaus of the first word probed in the
 -- second's postings, lb_search_pair_top_sql, and the meeting of the two
--- words' second plateaus, or best when a word has one, lb_search_pair_sql)
--- and, when partial matching may follow, the partial match of a Kind or a
+-- words' second plateaus, or best when a word has one, lb_search_pair_sql),
+-- for three words the same of their triples (lb_search_triples: the first
+-- word's best plateau probed for the other two, lb_search_triple_top_sql,
+-- and the meeting of the three words' second plateaus, or best,
+-- lb_search_triple_sql) and, when partial matching may follow, the partial match of a Kind or a
 -- past Revision (its first tier). An overlay read at its head over its
 -- base (lb_search_overlay) runs its base's search at the base's head: the
 -- base's statements, then the one reading the keys the overlay decides
@@ -32,6 +35,7 @@ DECLARE
     hs bigint[];
     s1 real[];
     s2 real[];
+    s3 real[];
     katts jsonb;
     corrs jsonb[];
 BEGIN
@@ -86,6 +90,20 @@ BEGIN
             RETURN NEXT;
             statement := lb_search_pair_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                             s2[least(2, cardinality(s2))], p_limit);
+            RETURN NEXT;
+        END IF;
+    END IF;
+    IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 3
+       AND terms[1]::text = lb_lexeme(words[1]) AND terms[2]::text = lb_lexeme(words[2])
+       AND terms[3]::text = lb_lexeme(words[3]) THEN
+        s1 := lb_search_plateaus(c.d, c.b, words[1], 256);
+        s2 := lb_search_plateaus(c.d, c.b, words[2], 256);
+        s3 := lb_search_plateaus(c.d, c.b, words[3], 256);
+        IF cardinality(s1) > 0 AND cardinality(s2) > 0 AND cardinality(s3) > 0 THEN
+            statement := lb_search_triple_top_sql(c.d, c.b, words, 1, s1[1]);
+            RETURN NEXT;
+            statement := lb_search_triple_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
+                                              s2[least(2, cardinality(s2))], words[3], s3[least(2, cardinality(s3))], p_limit);
             RETURN NEXT;
         END IF;
     END IF;

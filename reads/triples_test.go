@@ -1,0 +1,314 @@
+package reads_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+)
+
+// tripleParts writes the Parts of the three-word tests: alpha and beta as
+// in pairParts, gamma 0 to 2 times in the name or once in the note, so each
+// word has several score plateaus of very different sizes; eta and iota
+// are in a third of the Records each and never together.
+func tripleParts(prefix string, n int) []change {
+	out := pairParts(prefix, n)
+	for i := range out {
+		var name, note []string
+		switch {
+		case i%13 == 4:
+			name = append(name, "gamma", "gamma")
+		case i%3 == 2:
+			note = append(note, "gamma")
+		case i%5 == 0:
+			name = append(name, "gamma")
+		}
+		switch i % 3 {
+		case 1:
+			note = append(note, "eta")
+		case 2:
+			note = append(note, "iota")
+		}
+		v := out[i].Values
+		v["name"] = strings.TrimSpace(v["name"].(string) + " " + strings.Join(name, " "))
+		v["note"] = strings.TrimSpace(v["note"].(string) + " " + strings.Join(note, " "))
+	}
+	return out
+}
+
+// tripleSums: the exhaustive sums of the three words' postings of every
+// Record holding all three, best first, added in word order.
+func tripleSums(t *testing.T, s *store.Store, f *fixture, w [3]string) []float64 {
+	t.Helper()
+	rows, err := s.Pool.Query(f.ctx, `SELECT a.score::float8 + b.score + c.score FROM mat_search_words a
+		JOIN mat_search_words b ON b.domain_id = a.domain_id AND b.branch_id = a.branch_id AND b.key = a.key AND b.word = $4
+		JOIN mat_search_words c ON c.domain_id = a.domain_id AND c.branch_id = a.branch_id AND c.key = a.key AND c.word = $5
+		WHERE a.domain_id = $1 AND a.branch_id = $2 AND a.word = $3 ORDER BY 1 DESC`, f.domain, f.branch, w[0], w[1], w[2])
+	require.NoError(t, err)
+	sums, err := pgx.CollectRows(rows, pgx.RowTo[float64])
+	require.NoError(t, err)
+	return sums
+}
+
+// TestSearchTriples: a query of three common words ranks its full matches
+// from the triples of the words' score plateaus, best sum first
+// (lb_search_triples): what it returns is the exhaustive ranking (ties
+// interchangeable), the partial matches follow when fewer than five
+// Records hold the three words, and another Domain's Records in the same
+// partition stay out.
+func TestSearchTriples(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "triples")
+	f.commit("alice", "", tripleParts("P", 1200)...)
+
+	// Another Domain whose rows share the partition of this one's, under
+	// the same keys, holds the three words as this Domain's best Records
+	// do: read, they would rank first.
+	part := func(domain int32) string {
+		return f.strings(`SELECT tableoid::regclass::text FROM mat_search_words WHERE domain_id = $1 LIMIT 1`, domain)[0]
+	}
+	var other *fixture
+	for i := range 16 {
+		g := newFixture(t, s, fmt.Sprintf("triples-other-%d", i))
+		g.commit("zed", "", put("Part", "P-0000", map[string]any{"name": "alpha beta gamma"}))
+		if part(g.domain) == part(f.domain) {
+			other = g
+			break
+		}
+	}
+	require.NotNil(t, other, "no Domain in the partition of the first")
+	var hostile []change
+	for i := range 1200 {
+		if i%3 == 0 {
+			hostile = append(hostile, put("Part", fmt.Sprintf("P-%04d", i), map[string]any{
+				"name": "alpha alpha alpha beta beta gamma gamma", "note": "beta eta iota"}))
+		}
+	}
+	other.commit("zed", "", hostile...)
+
+	// One candidate: three words in 8 Records or more each, expected to
+	// meet in 32 or more, take the triples of plateaus.
+	r := reads.New(s, reads.Config{SearchCandidates: 1})
+	full := func(q string) int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2
+			AND NOT deleted AND search @@ plainto_tsquery('simple', $3)`, f.domain, f.branch, q).Scan(&n))
+		return n
+	}
+	require.Greater(t, full("alpha beta gamma"), 20)
+	require.Zero(t, full("alpha eta iota"))
+	for _, tc := range []struct {
+		q     string
+		limit int
+	}{{"alpha beta gamma", 1}, {"alpha beta gamma", 5}, {"alpha beta gamma", 20}, {"gamma alpha beta", 20},
+		{"beta gamma alpha", 7}, {"alpha beta gamma", 100}, {"alpha eta iota", 20}, {"eta gamma iota", 5}} {
+		t.Run(fmt.Sprintf("%s/%d", tc.q, tc.limit), func(t *testing.T) {
+			res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: tc.q, Limit: tc.limit})
+			require.NoError(t, err)
+			require.False(t, res.Truncated)
+			want := rankByWords(t, s, f, tc.q, tc.limit)
+			require.NotEmpty(t, want)
+			requireSameRanking(t, s, f, tc.q, want, res.Results)
+			if n := full(tc.q); n > tc.limit {
+				// Only the triples the answer needs were read.
+				require.Less(t, res.Ranked, n, "every full match read")
+			}
+		})
+	}
+
+	// lb_search_triples itself, as lb_search calls it (the owner, every
+	// statement filtered by Domain and branch).
+	type triplesOut struct {
+		keys     []string
+		scores   []float64
+		complete bool
+		reads    int
+	}
+	triples := func(w [3]string, limit, small, count, maxPlateaus, budget int) triplesOut {
+		var o triplesOut
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, reads FROM lb_search_triples($1, $2, $3, $4, $5, $6, $7, $8)`,
+			f.domain, f.branch, w[:], limit, small, count, maxPlateaus, budget).Scan(&o.keys, &o.scores, &o.complete, &o.reads))
+		return o
+	}
+	for _, w := range [][3]string{{"alpha", "beta", "gamma"}, {"gamma", "alpha", "beta"}, {"beta", "gamma", "alpha"}} {
+		sums := tripleSums(t, s, f, w)
+		require.Greater(t, len(sums), 50)
+		// Plateaus read whole up to 0, 64 and every posting (small); the
+		// others merged or read whole by their sizes counted up to 1, 16
+		// or 4096 (count).
+		for _, small := range []int{0, 64, 100000} {
+			for _, count := range []int{1, 16, 4096} {
+				for _, limit := range []int{1, 7, 20, 150, len(sums), len(sums) + 5} {
+					o := triples(w, limit, small, count, 256, 1<<30)
+					at := fmt.Sprintf("%v small %d count %d limit %d", w, small, count, limit)
+					require.NotNil(t, o.keys, at)
+					require.Len(t, o.keys, min(limit, len(sums)), at)
+					if limit != len(sums) {
+						require.Equal(t, limit > len(sums), o.complete, at)
+					}
+					require.Len(t, slices.Compact(slices.Sorted(slices.Values(o.keys))), len(o.keys), "a Record read twice: %s", at)
+					for i, k := range o.keys {
+						require.InDelta(t, sums[i], o.scores[i], 1e-6, "%s: %d-th best", at, i)
+						got := f.strings(`SELECT (sum(score::float8))::text FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2
+							AND key = $3 AND word IN ('alpha', 'beta', 'gamma') HAVING count(*) = 3`, f.domain, f.branch, k)
+						require.Len(t, got, 1, "%s holds the three words", k)
+						require.InDelta(t, o.scores[i], parseFloat(t, got[0]), 1e-12, "%s's own sum", k)
+					}
+				}
+			}
+		}
+	}
+	// No Record holds the three: complete, none.
+	o := triples([3]string{"alpha", "eta", "iota"}, 20, 64, 16, 256, 1<<30)
+	require.NotNil(t, o.keys)
+	require.Empty(t, o.keys)
+	require.True(t, o.complete)
+
+	// lorebase_app may call lb_search_triples itself: scoped to the other
+	// Domain, row-level security leaves it none of this Domain's postings.
+	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, other.domain); err != nil {
+			return err
+		}
+		var keys []string
+		var complete bool
+		if err := tx.QueryRow(f.ctx, `SELECT keys, complete FROM lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20)`,
+			f.domain, f.branch).Scan(&keys, &complete); err != nil {
+			return err
+		}
+		require.Empty(t, keys)
+		require.True(t, complete)
+		return nil
+	}))
+
+	// Too many plateaus or a budget passed: NULL, the caller takes another
+	// path; bad arguments are refused.
+	abc := [3]string{"alpha", "beta", "gamma"}
+	require.Nil(t, triples(abc, 20, 0, 4096, 2, 1<<30).keys)
+	require.Nil(t, triples(abc, 20, 0, 4096, 256, 10).keys)
+	require.NotNil(t, triples(abc, 1, 100000, 4096, 256, 1<<30).keys)
+	_, err := s.Pool.Exec(f.ctx, `SELECT lb_search_triples($1, $2, ARRAY['alpha', 'beta'], 20)`, f.domain, f.branch)
+	require.ErrorContains(t, err, "2 words")
+}
+
+// TestSearchTripleStatements: the meeting of three plateaus read as a merge
+// join of two ranges of the rank index and a probe of the third per Record
+// both hold (no sort), and a plateau read whole probing the other words'
+// postings per Record (no bitmap, no sort), each what SQL says, in this
+// Domain only.
+func TestSearchTripleStatements(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "triple-plans")
+	f.commit("alice", "", tripleParts("P", 3000)...)
+	_, err := s.Pool.Exec(f.ctx, `ANALYZE mat_search_words`)
+	require.NoError(t, err)
+
+	plateaus := func(w string) []float32 {
+		var got []float32
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_plateaus($1, $2, $3, 256)`, f.domain, f.branch, w).Scan(&got))
+		require.Greater(t, len(got), 1, w)
+		return got
+	}
+	words := []string{"alpha", "beta", "gamma"}
+	ps := [][]float32{plateaus("alpha"), plateaus("beta"), plateaus("gamma")}
+	for _, x := range ps[0] {
+		for _, y := range ps[1] {
+			for _, z := range ps[2] {
+				rows, err := s.Pool.Query(f.ctx, `SELECT a.key FROM mat_search_words a, mat_search_words b, mat_search_words c
+					WHERE a.domain_id = $1 AND a.branch_id = $2 AND a.word = 'alpha' AND a.score = $3
+					  AND b.domain_id = $1 AND b.branch_id = $2 AND b.word = 'beta' AND b.score = $4 AND b.key = a.key
+					  AND c.domain_id = $1 AND c.branch_id = $2 AND c.word = 'gamma' AND c.score = $5 AND c.key = a.key
+					ORDER BY a.key COLLATE "C"`, f.domain, f.branch, x, y, z)
+				require.NoError(t, err)
+				want, err := pgx.CollectRows(rows, pgx.RowTo[string])
+				require.NoError(t, err)
+				for _, limit := range []int{1, 3, 1000} {
+					for _, order := range [][3]int{{0, 1, 2}, {2, 0, 1}} {
+						sc := []float32{x, y, z}
+						var got []string
+						require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_triple_merge($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+							f.domain, f.branch, words[order[0]], sc[order[0]], words[order[1]], sc[order[1]],
+							words[order[2]], sc[order[2]], limit).Scan(&got))
+						require.Equal(t, want[:min(limit, len(want))], got, "%v %v %v %d %v", x, y, z, limit, order)
+					}
+				}
+			}
+		}
+	}
+	// Each plateau of each word read whole: its Records holding the other
+	// two words, with their sums in word order.
+	for i, w := range words {
+		for _, x := range ps[i] {
+			rows, err := s.Pool.Query(f.ctx, `SELECT a.key, a.score::float8 + b.score + c.score FROM mat_search_words a
+				JOIN mat_search_words b ON b.domain_id = a.domain_id AND b.branch_id = a.branch_id AND b.key = a.key AND b.word = 'beta'
+				JOIN mat_search_words c ON c.domain_id = a.domain_id AND c.branch_id = a.branch_id AND c.key = a.key AND c.word = 'gamma'
+				JOIN mat_search_words s ON s.domain_id = a.domain_id AND s.branch_id = a.branch_id AND s.key = a.key AND s.word = $3
+				WHERE a.domain_id = $1 AND a.branch_id = $2 AND a.word = 'alpha' AND s.score = $4`, f.domain, f.branch, w, x)
+			require.NoError(t, err)
+			want := map[string]float64{}
+			for rows.Next() {
+				var k string
+				var v float64
+				require.NoError(t, rows.Scan(&k, &v))
+				want[k] = v
+			}
+			require.NoError(t, rows.Err())
+			var keys []string
+			var sums []float64
+			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums FROM lb_search_triple_top($1, $2, ARRAY['alpha', 'beta', 'gamma'], $3, $4)`,
+				f.domain, f.branch, i+1, x).Scan(&keys, &sums))
+			got := map[string]float64{}
+			for j, k := range keys {
+				got[k] = sums[j]
+			}
+			require.Equal(t, want, got, "%s at %v", w, x)
+		}
+	}
+
+	// The plans, with lb_search's settings and each function's own.
+	plan := func(stmt string, args []any, settings ...string) string {
+		var lines []string
+		require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+			for _, st := range append([]string{"enable_seqscan = off"}, settings...) {
+				if _, err := tx.Exec(f.ctx, `SET LOCAL `+st); err != nil {
+					return err
+				}
+			}
+			var sql string
+			if err := tx.QueryRow(f.ctx, stmt, args...).Scan(&sql); err != nil {
+				return err
+			}
+			rows, err := tx.Query(f.ctx, `EXPLAIN `+sql)
+			if err != nil {
+				return err
+			}
+			lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		}))
+		return strings.Join(lines, "\n")
+	}
+	last := func(p []float32) float32 { return p[len(p)-1] }
+	merge := plan(`SELECT lb_search_triple_sql($1, $2, 'alpha', $3, 'gamma', $4, 'beta', $5, 20)`,
+		[]any{f.domain, f.branch, last(ps[0]), last(ps[2]), last(ps[1])}, "enable_hashjoin = off", "enable_nestloop = off",
+		"enable_bitmapscan = off", "enable_sort = off", "enable_memoize = off")
+	require.Contains(t, merge, "Merge Join", merge)
+	require.Contains(t, merge, "Nested Loop", merge)
+	require.Equal(t, 3, strings.Count(merge, "mat_search_words_rank_idx")+strings.Count(merge, "_word_score_key_idx"), merge)
+	require.NotContains(t, merge, "Sort", merge)
+	require.NotContains(t, merge, "Bitmap", merge)
+	require.NotContains(t, merge, "Memoize", merge)
+	top := plan(`SELECT lb_search_triple_top_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], 3, $3)`,
+		[]any{f.domain, f.branch, ps[2][0]}, "enable_mergejoin = off", "enable_hashjoin = off")
+	require.Contains(t, top, "Nested Loop", top)
+	require.Contains(t, top, "_pkey", top)
+	require.NotContains(t, top, "Sort", top)
+	require.NotContains(t, top, "Bitmap", top)
+}

@@ -395,7 +395,7 @@ func TestPrewarm(t *testing.T) {
 		recordIdx = append(recordIdx, p+"_search_idx")
 	}
 	require.Equal(t, append(recordIdx, p+"_sku_idx",
-		"mat_links_"+n+"_pkey", "mat_links_"+n+"_domain_id_branch_id_to_key_relation_from_key_idx",
+		"mat_links_"+n+"_pkey", "mat_links_"+n+"_domain_id_branch_id_to_key_relation_from_key_o_idx",
 		p, "mat_links_"+n,
 		"mat_history_"+n+"_pkey", "mat_history_"+n,
 		"objects_"+n+"_pkey", "objects_"+n), names[11:])

@@ -6,8 +6,9 @@
 -- rows (its per-Attribute index range (value, key), its Kind index or its
 -- primary key) that the overlay has no row of and that did not change
 -- after the fork; the overlay's own present rows; and, when the base moved
--- on after the fork, the keys it changed since (its rows past the fork,
--- mat_records_seq_idx) that the overlay has no row of, as their history
+-- on after the fork, the keys it changed since (its history rows past
+-- the fork, mat_history_seq_idx, each key once, with its current row)
+-- that the overlay has no row of, as their history
 -- version at the fork (sorted by key, then read key by key, the overlay's
 -- row probed with each, only as far as the page reaches: a page of a
 -- common Kind reads few of them; a key whose current row shows that its
@@ -50,9 +51,11 @@ BEGIN
         CASE WHEN moved THEN format($u$
         UNION ALL
         (SELECT cb.key, x.kind, x.title, x."values", x.seq
-           FROM (SELECT cb.key FROM mat_records cb
-                  WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.seq > %5$L AND cb.key > %4$L
-                    AND NOT coalesce(%8$s, false)
+           FROM (SELECT cb.key
+                   FROM (SELECT DISTINCT c.key FROM mat_history c
+                          WHERE c.domain_id = %1$L AND c.branch_id = %3$L AND c.seq > %5$L AND c.key > %4$L) ck
+                   JOIN mat_records cb ON cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.key = ck.key
+                  WHERE NOT coalesce(%8$s, false)
                   ORDER BY cb.key) cb
           CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.seq, h.op FROM mat_history h
                   WHERE h.domain_id = %1$L AND h.branch_id = %3$L AND h.key = cb.key AND h.seq <= %5$L

@@ -342,7 +342,7 @@ func newFixture(t *testing.T, records int) *fixture {
 		f.domain.ID, f.branch, records)
 	require.NoError(t, err)
 	// A per-Attribute index, as the index job builds it.
-	_, err = f.conn.Exec(ctx, fmt.Sprintf(`CREATE INDEX %s_sku_idx ON %s ((values ->> 'sku')) WHERE domain_id = %d AND branch_id = %d AND kind = 'Part'`,
+	_, err = f.conn.Exec(ctx, fmt.Sprintf(`CREATE INDEX %s_sku_idx ON %s ((ivals ->> 'sku')) WHERE domain_id = %d AND branch_id = %d AND kind = 'Part'`,
 		f.part, f.part, f.domain.ID, f.branch))
 	require.NoError(t, err)
 	_, err = f.conn.Exec(ctx, `ANALYZE`)
@@ -356,7 +356,7 @@ func TestPrewarm(t *testing.T) {
 	f := newFixture(t, 3000)
 	// Another Domain's per-Attribute index on the same partition is not this
 	// Domain's hot set.
-	_, err := f.conn.Exec(ctx, fmt.Sprintf(`CREATE INDEX other_domain_idx ON %s ((values ->> 'sku')) WHERE domain_id = %d AND branch_id = 1 AND kind = 'Part'`,
+	_, err := f.conn.Exec(ctx, fmt.Sprintf(`CREATE INDEX other_domain_idx ON %s ((ivals ->> 'sku')) WHERE domain_id = %d AND branch_id = 1 AND kind = 'Part'`,
 		f.part, f.domain.ID+1000))
 	require.NoError(t, err)
 

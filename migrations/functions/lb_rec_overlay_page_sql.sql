@@ -22,21 +22,25 @@ CREATE OR REPLACE FUNCTION lb_rec_overlay_page_sql(d integer, bs integer[], cs b
 AS $function$
 DECLARE
     pm text := '';
+    pb text := '';
     px text := '';
     moved boolean := cs[2] < hs[2];
 BEGIN
     IF coalesce(p_kind, '') <> '' THEN
         pm := format(' AND m.kind = %L', p_kind);
+        pb := pm;
         px := format(' AND x.kind = %L', p_kind);
         IF coalesce(p_attribute, '') <> '' THEN
-            pm := pm || format(' AND (m."values" ->> %L) = %L', p_attribute, p_value);
+            -- Each level's rows by its own index form (lb_attr_expr).
+            pm := pm || format(' AND %s = %L', lb_attr_expr(d, ARRAY[bs[1]], p_kind, p_attribute, 'm'), p_value);
+            pb := pb || format(' AND %s = %L', lb_attr_expr(d, ARRAY[bs[2]], p_kind, p_attribute, 'm'), p_value);
             px := px || format(' AND (x."values" ->> %L) = %L', p_attribute, p_value);
         END IF;
     END IF;
     RETURN format($q$SELECT z.key::text, z.kind::text, z.title, z."values",
        (SELECT rv.id FROM revisions rv WHERE rv.domain_id = %1$L AND rv.seq = z.seq) AS id
   FROM ((SELECT m.key, m.kind, m.title, m."values", m.seq FROM mat_records m
-          WHERE m.domain_id = %1$L AND m.branch_id = %3$L%4$s AND m.key > %6$L AND NOT m.deleted%7$s
+          WHERE m.domain_id = %1$L AND m.branch_id = %3$L%10$s AND m.key > %6$L AND NOT m.deleted%7$s
             AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = m.key)
           ORDER BY m.key LIMIT %8$s)
         UNION ALL
@@ -71,6 +75,7 @@ BEGIN
                       || CASE WHEN coalesce(p_attribute, '') = '' THEN ''
                               ELSE format(' OR (%s AND (cb."values" ->> %L) IS DISTINCT FROM %L)',
                                           lb_rec_kept_sql(d, bs[2], cs[2], 'cb', 'attribute', p_attribute), p_attribute, p_value) END
-            END) ELSE '' END);
+            END) ELSE '' END,
+        pb);
 END
 $function$;

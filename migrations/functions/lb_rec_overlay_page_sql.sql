@@ -58,7 +58,8 @@ BEGIN
            FROM (SELECT cb.key
                    FROM (SELECT DISTINCT c.key FROM mat_history c
                           WHERE c.domain_id = %1$L AND c.branch_id = %3$L AND c.seq > %5$L AND c.key > %4$L) ck
-                   JOIN mat_records cb ON cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.key = ck.key
+                  CROSS JOIN LATERAL (SELECT cb.* FROM mat_records cb
+                          WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.key = ck.key LIMIT 1) cb
                   WHERE NOT coalesce(%8$s, false)
                   ORDER BY cb.key) cb
           CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.seq, h.op FROM mat_history h

@@ -19,7 +19,11 @@ AS $function$
 SELECT m.key, x.kind, x.title, lb_search_vector(d, base, x.kind, x.title, x."values")
   FROM (SELECT DISTINCT c.key FROM mat_history c
          WHERE c.domain_id = d AND c.branch_id = base AND c.seq > fork) ck
-  JOIN mat_records m ON m.domain_id = d AND m.branch_id = base AND m.key = ck.key
+ -- A lateral probe by the primary key (LIMIT keeps it one): the plan,
+ -- generic, cannot estimate the range past fork, and a join would read
+ -- every row of the base.
+ CROSS JOIN LATERAL (SELECT m.key, m.kind, m.lineage, m.created_seq, m.deleted FROM mat_records m
+         WHERE m.domain_id = d AND m.branch_id = base AND m.key = ck.key LIMIT 1) m
  CROSS JOIN LATERAL (SELECT h.kind, h.title, h."values", h.op FROM mat_history h
          WHERE h.domain_id = d AND h.branch_id = base AND h.key = m.key AND h.seq <= fork
          ORDER BY h.seq DESC LIMIT 1) x

@@ -546,8 +546,9 @@ func check(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, 
 
 // checkUnique checks unique Attributes within the commit and against the
 // branch: one statement per unique Attribute the commit sets, written with
-// the Domain, branch, Kind and Attribute as literals and the expression
-// values ->> 'attr' so that the Attribute's partial index serves it.
+// the Domain, branch, Kind and Attribute as literals and the Attribute's
+// index expression (lb_state_unique, lb_attr_expr) so that its partial
+// index serves it.
 func checkUnique(ctx context.Context, tx pgx.Tx, branchID int32, st *state, ps *problemSet) error {
 	type attrKey struct{ kind, attr string }
 	type holder struct {

@@ -55,22 +55,37 @@ type revisionHeader struct {
 	expectedOld *string
 	branchID    int32
 	at          time.Time
+	// indexed lists, by Kind, the Attributes whose per-Attribute index the
+	// branch records (attribute_indexes, any state): the commit writes
+	// their values into ivals.
+	indexed map[string][]string
 }
 
-// begin reserves the Revision's sequence number and reads its parent's hash.
+// indexedSQL reads the branch's recorded per-Attribute indexes as
+// {"Kind": ["attr", ...]}. The store.index job records an index before it
+// backfills ivals and then waits for the commits holding the branch lock,
+// so a commit that locked the branch after that sees the record here.
+func indexedSQL(domainID, branchID int32) string {
+	return `(SELECT jsonb_object_agg(x.kind, x.attrs) FROM (SELECT a.kind, array_agg(a.attribute ORDER BY a.attribute) AS attrs
+		FROM attribute_indexes a WHERE a.domain_id = ` + ilit(domainID) + ` AND a.branch_id = ` + ilit(branchID) + ` GROUP BY a.kind) x)`
+}
+
+// begin reserves the Revision's sequence number and reads its parent's
+// hash and the branch's recorded per-Attribute indexes.
 func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch) (*revisionHeader, error) {
 	h := &revisionHeader{id: ulid.Make().String(), parents: []string{}, parentHash: []string{}, expectedOld: b.Head,
 		branchID: b.ID, at: time.Now().UTC().Truncate(time.Microsecond)}
 	if b.Head == nil {
-		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number()`).Scan(&h.seq, &h.number); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number(), `+indexedSQL(domainID, b.ID)).
+			Scan(&h.seq, &h.number, &h.indexed); err != nil {
 			return nil, fmt.Errorf("next revision number: %w", err)
 		}
 		return h, nil
 	}
 	var parentHash []byte
 	err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number(),
-		(SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1)`,
-		*b.Head).Scan(&h.seq, &h.number, &parentHash)
+		(SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1), `+indexedSQL(domainID, b.ID),
+		*b.Head).Scan(&h.seq, &h.number, &parentHash, &h.indexed)
 	if err != nil {
 		return nil, fmt.Errorf("next revision number: %w", err)
 	}
@@ -281,8 +296,10 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 
 	// Records: final rows, deletions, history.
 	recs := &rowset{cols: []column{{"key", "text"}, {"kind", "text"}, {"title", "text"}, {"vals", "text"},
-		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}, {"deleted", "boolean"}}}
+		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}, {"deleted", "boolean"},
+		{"ivals", "text"}}}
 	var rKey, rKind, rTitle, rVals, rOther, rLin []string
+	var rIvals []*string
 	var rCreated []int64
 	var rVersions []int32
 	var rDeleted []bool
@@ -350,6 +367,11 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 			rCreated = append(rCreated, created)
 			rVersions = append(rVersions, versions)
 			rDeleted = append(rDeleted, false)
+			iv, err := indexedValues(h.indexed[r.kindName], r.values)
+			if err != nil {
+				return nil, fmt.Errorf("encode indexed values of %q: %w", key, err)
+			}
+			rIvals = append(rIvals, iv)
 			s := string(vb)
 			valsText = &s
 		} else if r.had {
@@ -369,6 +391,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 			rCreated = append(rCreated, r.createdSeq)
 			rVersions = append(rVersions, r.versions+1)
 			rDeleted = append(rDeleted, true)
+			rIvals = append(rIvals, nil)
 		}
 		hKey = append(hKey, key)
 		hOp = append(hOp, r.lastOp)
@@ -387,7 +410,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		}
 		hProv = append(hProv, ps)
 	}
-	recs.data = []any{rKey, rKind, rTitle, rVals, rOther, rLin, rCreated, rVersions, rDeleted}
+	recs.data = []any{rKey, rKind, rTitle, rVals, rOther, rLin, rCreated, rVersions, rDeleted, rIvals}
 	recs.n = len(rKey)
 	hist.data = []any{hKey, hOp, hKind, hTitle, hVals, hObj, hProv}
 	hist.n = len(hKey)
@@ -449,14 +472,15 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		return nil, err
 	}
 	if err := queue("lb_stage_records", recs, seqArg, func(src string) string {
-		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, ivals)
 			SELECT ` + D + `, ` + B + `, u.key, u.kind, u.title, u.vals::jsonb,
 				setweight(to_tsvector('simple', u.title), 'A') || setweight(to_tsvector('simple', u.other), 'B'),
-				u.lineage::jsonb, u.created_seq, $1::bigint, u.versions, u.deleted
+				u.lineage::jsonb, u.created_seq, $1::bigint, u.versions, u.deleted, u.ivals::jsonb
 			FROM ` + src + `
 			ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,
 				values = EXCLUDED.values, search = EXCLUDED.search, lineage = EXCLUDED.lineage,
-				created_seq = EXCLUDED.created_seq, seq = EXCLUDED.seq, versions = EXCLUDED.versions, deleted = EXCLUDED.deleted`
+				created_seq = EXCLUDED.created_seq, seq = EXCLUDED.seq, versions = EXCLUDED.versions, deleted = EXCLUDED.deleted,
+				ivals = EXCLUDED.ivals`
 	}); err != nil {
 		return nil, err
 	}
@@ -518,6 +542,30 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		return nil, fmt.Errorf("write commit: %w", err)
 	}
 	return res, nil
+}
+
+// indexedValues is a Record's ivals: the canonical JSON object of its
+// values of attrs (the indexed Attributes of its Kind), those it has; nil
+// (NULL) when it has none.
+func indexedValues(attrs []string, values map[string]any) (*string, error) {
+	if len(attrs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]any, len(attrs))
+	for _, a := range attrs {
+		if v, ok := values[a]; ok {
+			m[a] = v
+		}
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := CanonicalJSON(m)
+	if err != nil {
+		return nil, err
+	}
+	s := string(b)
+	return &s, nil
 }
 
 // countDeltas is what the commit changes in the branch's count of each

@@ -203,6 +203,9 @@ func TestCopyCopiesTheBaseAsOfTheForkOnce(t *testing.T) {
 	require.Equal(t, "records", p["phase"])
 	// main moves on after the fork, before the job runs.
 	f.changeAfterFork(t)
+	// The copy's index of Thing.n is recorded (its build backfills what
+	// the copy wrote before): the copy writes n into ivals.
+	f.exec(t, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Thing', 'n', 'thing_n')`, f.domain, b)
 
 	var batches []jobs.BatchStats
 	c := &jobs.Copier{Store: f.s, BatchRows: 17, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
@@ -213,6 +216,8 @@ func TestCopyCopiesTheBaseAsOfTheForkOnce(t *testing.T) {
 	f.requireCopied(t, b)
 	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND seq > 100`, f.domain, b))
 	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND deleted`, f.domain, b))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2
+		AND ivals IS DISTINCT FROM jsonb_build_object('n', "values" -> 'n')`, f.domain, b))
 	state, p = f.progress(t, b)
 	require.Equal(t, store.StateReady, state)
 	require.Equal(t, jobs.PhaseDone, p["phase"])

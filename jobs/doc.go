@@ -3,13 +3,23 @@
 // store.index builds the per-Attribute partial indexes of a branch
 // concurrently:
 //
-//	CREATE INDEX CONCURRENTLY mat_records_attr_<h> ON mat_records_p<N> ((values ->> 'attr'))
+//	CREATE INDEX CONCURRENTLY mat_records_attr_<h> ON mat_records_p<N> ((ivals ->> 'attr'), key)
 //	    WHERE domain_id = D AND branch_id = B AND kind = 'K'
 //
 // where mat_records_p<N> is the partition holding Domain D and <h> is the
-// first 24 hex digits of sha256("D:B:K:attr") (IndexName). Statements that
-// should use such an index name the Domain, branch, Kind and Attribute as
-// literals (the read functions of migrations/functions/ do).
+// first 24 hex digits of sha256("D:B:K:attr") (IndexName). ivals holds a
+// Record's values of the Attributes its branch has recorded indexes of
+// (attribute_indexes), and only those, so an update of other Attributes
+// leaves every indexed column as it was (a HOT update). A build records
+// the index (from then on the branch's commits and copy batches write the
+// Attribute into ivals), waits for the writes that read the record before
+// it (the branch's ref lock, the copy's ivals lock), backfills ivals,
+// builds the index, checks the backfill again and marks the index ready;
+// reads compare the ivals form only then (lb_attr_expr), the values form
+// before. A drop forgets the index first, then drops it and clears the
+// Attribute from ivals. Statements that should use such an index name the
+// Domain, branch, Kind and Attribute as literals (the read functions of
+// migrations/functions/ do).
 //
 // store.materialize (Copier) copies a copy branch's base rows: the
 // effective Records and Links of the base chain as of the fork (a row

@@ -156,37 +156,28 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || !live {
 		return err
 	}
-	// Concurrent builds on one table deadlock each other (each waits for
-	// the other's snapshot): one build at a time, waiting with a try-lock so
-	// no statement waits on the lock while holding a snapshot.
-	for {
-		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('lorebase.store.index'))`).Scan(&ok); err != nil {
-			return fmt.Errorf("build index %s: lock: %w", name, err)
-		}
-		if ok {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("build index %s: %w", name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := lockIndexJobs(ctx, conn); err != nil {
+		return fmt.Errorf("build index %s: %w", name, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
 	// Recorded before it is built, so an interrupted build is dropped with
-	// its branch too.
+	// its branch too; from here on the branch's commits write the
+	// Attribute's value into ivals.
 	if _, err := conn.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name)
 		VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, a.DomainID, a.BranchID, a.KindName, a.Attribute, name); err != nil {
 		return fmt.Errorf("record index %s: %w", name, err)
 	}
 	var valid *bool
-	err = conn.QueryRow(ctx, `SELECT x.indisvalid FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid
-		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`, name).Scan(&valid)
+	var ready bool
+	err = conn.QueryRow(ctx, `SELECT x.indisvalid, coalesce((SELECT ready FROM attribute_indexes
+			WHERE domain_id = $2 AND branch_id = $3 AND kind = $4 AND attribute = $5), false)
+		FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid
+		WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace`,
+		name, a.DomainID, a.BranchID, a.KindName, a.Attribute).Scan(&valid, &ready)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
-	if valid != nil && *valid {
+	if valid != nil && *valid && ready {
 		return nil
 	}
 	// Index builds outlast the pool's statement timeout.
@@ -194,19 +185,38 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `RESET statement_timeout`) //nolint:errcheck // the session setting goes with the connection
-	if valid != nil {
+	// A write that read the branch's recorded indexes before the record
+	// above (a commit holding the branch lock, a copy batch) has ended
+	// once these locks are granted; every later one writes the value.
+	if err := waitWriters(ctx, conn, a.DomainID, a.BranchID); err != nil {
+		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	if err := backfillIvals(ctx, conn, a); err != nil {
+		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	if valid != nil && !*valid {
 		if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
 			return fmt.Errorf("drop invalid index %s: %w", name, err)
 		}
 	}
 	// (value, key): an equality on the value is a range of the index in key
 	// order, so a keyset page of a common value reads only its page, and
-	// the unique check uses the leading column.
-	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((values ->> %s), key) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
+	// the unique check uses the leading column. On ivals, not values: an
+	// update of other Attributes changes no column the index reads.
+	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((ivals ->> %s), key) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
 		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), store.QuoteLiteral(a.Attribute),
 		strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)), store.QuoteLiteral(a.KindName))
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	// A second pass finds nothing unless a writer bypassed the locks above;
+	// reads by the Attribute use the index from here on.
+	if err := backfillIvals(ctx, conn, a); err != nil {
+		return fmt.Errorf("build index %s: %w", name, err)
+	}
+	if _, err := conn.Exec(ctx, `UPDATE attribute_indexes SET ready = true
+		WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`, a.DomainID, a.BranchID, a.KindName, a.Attribute); err != nil {
+		return fmt.Errorf("mark index %s ready: %w", name, err)
 	}
 	// The branch's deletion may have begun during the build, its delete
 	// job finding no index yet: drop it then.
@@ -221,6 +231,114 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 		return fmt.Errorf("forget index %s: %w", name, err)
 	}
 	return nil
+}
+
+// lockIndexJobs takes the session lock that runs one index build or drop
+// at a time: concurrent builds on one table deadlock each other (each
+// waits for the other's snapshot). It waits with a try-lock so no
+// statement waits on the lock while holding a snapshot.
+func lockIndexJobs(ctx context.Context, conn *pgxpool.Conn) error {
+	for {
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('lorebase.store.index'))`).Scan(&ok); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ivalsLockSQL is the transaction-level advisory lock a copy batch holds
+// shared while it writes a branch's Records (with their ivals) and
+// waitWriters takes exclusively: the lock of Domain %s, branch %s.
+const ivalsLockSQL = `hashtextextended('lorebase.ivals:' || %s || ':' || %s, 0)`
+
+// waitWriters waits for the writes of a branch's Records that may have
+// read its recorded indexes before the caller changed them: the commits
+// (they hold the branch's ref row lock from before they read them to their
+// end) and the copy batches (ivalsLockSQL). One lock at a time, each in a
+// transaction of its own, so it cannot deadlock with them.
+func waitWriters(ctx context.Context, conn *pgxpool.Conn, domainID, branchID int32) error {
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, domainID, branchID)
+		return err
+	}); err != nil {
+		return fmt.Errorf("wait for the commits of branch %d: %w", branchID, err)
+	}
+	lock := fmt.Sprintf(ivalsLockSQL, strconv.Itoa(int(domainID)), strconv.Itoa(int(branchID)))
+	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+lock+`)`)
+		return err
+	}); err != nil {
+		return fmt.Errorf("wait for the copy of branch %d: %w", branchID, err)
+	}
+	return nil
+}
+
+// backfillBatch is the number of Records backfillIvals reads per
+// transaction.
+const backfillBatch = 5000
+
+// backfillIvals sets, in batches of the Kind's Records in key order, the
+// Attribute's value in ivals wherever it is not the one values holds
+// (as ->> reads them both).
+func backfillIvals(ctx context.Context, conn *pgxpool.Conn, a IndexArgs) error {
+	after := ""
+	for {
+		var last *string
+		err := conn.QueryRow(ctx, `WITH b AS (
+				SELECT m.key FROM mat_records m
+				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
+				 ORDER BY m.key LIMIT $6),
+			u AS (
+				UPDATE mat_records m
+				   SET ivals = CASE WHEN m."values" ? $4 THEN coalesce(m.ivals, '{}') || jsonb_build_object($4::text, m."values" -> $4)
+				                    ELSE m.ivals - $4::text END
+				  FROM b
+				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key
+				   AND (m.ivals ->> $4) IS DISTINCT FROM (m."values" ->> $4)
+				RETURNING 1)
+			SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last)
+		if err != nil {
+			return fmt.Errorf("backfill ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
+		}
+		if last == nil {
+			return nil
+		}
+		after = *last
+	}
+}
+
+// clearIvals removes the Attribute from the ivals of the Kind's Records
+// (NULL once none is left).
+func clearIvals(ctx context.Context, conn *pgxpool.Conn, a IndexDropArgs) error {
+	after := ""
+	for {
+		var last *string
+		err := conn.QueryRow(ctx, `WITH b AS (
+				SELECT m.key FROM mat_records m
+				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
+				 ORDER BY m.key LIMIT $6),
+			u AS (
+				UPDATE mat_records m SET ivals = nullif(m.ivals - $4::text, '{}')
+				  FROM b
+				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND m.ivals ? $4
+				RETURNING 1)
+			SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last)
+		if err != nil {
+			return fmt.Errorf("clear ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
+		}
+		if last == nil {
+			return nil
+		}
+		after = *last
+	}
 }
 
 // IndexDropArgs asks to drop the per-Attribute index of a Kind's Attribute
@@ -273,14 +391,29 @@ func DropIndex(ctx context.Context, s *store.Store, a IndexDropArgs) error {
 		}
 	}
 	name := IndexName(a.DomainID, a.BranchID, a.KindName, a.Attribute)
-	if err := dropIndexes(ctx, s, []string{name}); err != nil {
-		return err
+	conn, err := s.Pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("drop index %s: %w", name, err)
 	}
-	if _, err := s.Pool.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
+	defer conn.Release()
+	if err := lockIndexJobs(ctx, conn); err != nil {
+		return fmt.Errorf("drop index %s: %w", name, err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
+	// Forgotten first: reads by the Attribute go back to values, commits
+	// stop writing it into ivals; then the index goes, then its values.
+	if _, err := conn.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
 		a.DomainID, a.BranchID, a.KindName, a.Attribute); err != nil {
 		return fmt.Errorf("forget index %s: %w", name, err)
 	}
-	return nil
+	if _, err := conn.Exec(ctx, `SET statement_timeout = 0`); err != nil {
+		return fmt.Errorf("drop index %s: %w", name, err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `RESET statement_timeout`) //nolint:errcheck // the session setting goes with the connection
+	if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		return fmt.Errorf("drop index %s: %w", name, err)
+	}
+	return clearIvals(ctx, conn, a)
 }
 
 // IndexDropsForSchema lists the index drops a schema change needs: every

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/schema"
@@ -82,7 +84,7 @@ func TestIndexJobBuildsAnIndexTheQueryUses(t *testing.T) {
 	name := jobs.IndexName(d.ID, branch, "Supplier", "country")
 	var def string
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT indexdef FROM pg_indexes WHERE indexname = $1`, name).Scan(&def))
-	require.Contains(t, def, "(\"values\" ->> 'country'::text)")
+	require.Contains(t, def, "(ivals ->> 'country'::text)")
 	require.Contains(t, def, "kind = 'Supplier'")
 
 	// The statement lb_query_by_attribute runs (as its definer) uses it.
@@ -227,3 +229,124 @@ func TestIndexesAreRecordedAndDropped(t *testing.T) {
 	require.Zero(t, i, "the recorded index went with its branch")
 	require.Zero(t, r)
 }
+
+// TestIndexBuildCoversACommitInFlight: a commit that holds the branch lock
+// and has written its Records without the Attribute in ivals (it read the
+// branch's recorded indexes before the build recorded its own) when the
+// build starts: the build waits for it, backfills after it, and the
+// attribute query, reading the index once it is ready, finds its Records.
+func TestIndexBuildCoversACommitInFlight(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.CreateDomain(ctx, "inflight")
+	require.NoError(t, err)
+	pipe := commit.New(s, commit.Config{})
+	_, err = pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Document: []byte(`{"kinds": [{"name": "Supplier", "title": "name",
+		"attributes": [{"name": "name", "type": "text", "required": true}, {"name": "country", "type": "text", "indexed": true}]}]}`)})
+	require.NoError(t, err)
+	var cs []commit.Change
+	for i := 0; i < 50; i++ {
+		cs = append(cs, commit.Change{Op: "put", Kind: "Supplier", Key: fmt.Sprintf("S-%02d", i),
+			Values: json.RawMessage(fmt.Sprintf(`{"name": "Supplier %d", "country": "C%d"}`, i, i%5))})
+	}
+	_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&branch))
+
+	tx, err := s.Requests.Begin(ctx)
+	require.NoError(t, err)
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below
+	require.NoError(t, store.Scope(ctx, tx, d.ID))
+	b, err := store.LockBranch(ctx, tx, "main")
+	require.NoError(t, err)
+	_, err = pipe.CommitLocked(ctx, tx, d.ID, b, &commit.Request{Author: "t", Message: "in flight", Changes: []commit.Change{
+		{Op: "put", Kind: "Supplier", Key: "S-new", Values: json.RawMessage(`{"name": "Supplier new", "country": "C-new"}`)},
+		{Op: "patch", Key: "S-01", Values: json.RawMessage(`{"country": "C-new"}`)}}}, nil, false)
+	require.NoError(t, err)
+
+	built := make(chan error, 1)
+	go func() {
+		built <- jobs.BuildIndex(ctx, s, jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"})
+	}()
+	// The build has recorded the index and waits for the branch lock.
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE')`).Scan(&waiting)
+		return err == nil && waiting
+	}, time.Minute, 20*time.Millisecond)
+	var ready bool
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT ready FROM attribute_indexes WHERE domain_id = $1`, d.ID).Scan(&ready))
+	require.False(t, ready, "ready before it is built")
+	require.NoError(t, tx.Commit(ctx))
+	require.NoError(t, <-built)
+
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT ready FROM attribute_indexes WHERE domain_id = $1`, d.ID).Scan(&ready))
+	require.True(t, ready)
+	var stale int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1
+		AND (ivals ->> 'country') IS DISTINCT FROM ("values" ->> 'country')`, d.ID).Scan(&stale))
+	require.Zero(t, stale)
+	// The read compares the index's expression (50 Records: the planner
+	// scans them; TestIndexJobBuildsAnIndexTheQueryUses has the plan).
+	var stmt string
+	require.NoError(t, s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT lb_query_by_attribute_sql('main', 'Supplier', 'country', 'C-new', '', 51)`).Scan(&stmt)
+	}))
+	require.Contains(t, stmt, `(m.ivals ->> 'country') = 'C-new'`)
+	query := func(value string) []string {
+		var keys []string
+		require.NoError(t, s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `SELECT key FROM lb_query_by_attribute('main', 'Supplier', 'country', $1, '', 100)`, value)
+			if err != nil {
+				return err
+			}
+			keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		}))
+		return keys
+	}
+	require.Equal(t, []string{"S-01", "S-new"}, query("C-new"))
+
+	// Updates of the indexed Attribute once the index is ready: found
+	// under their new value, no longer under the old one.
+	_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: []commit.Change{
+		{Op: "patch", Key: "S-01", Values: json.RawMessage(`{"country": "C0"}`)},
+		{Op: "patch", Key: "S-02", Values: json.RawMessage(`{"country": "C-new"}`)},
+		{Op: "patch", Key: "S-03", Values: json.RawMessage(`{"name": "Supplier three"}`)}}}, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"S-02", "S-new"}, query("C-new"))
+	require.Equal(t, []string{"S-00", "S-01", "S-05", "S-10", "S-15", "S-20", "S-25", "S-30", "S-35", "S-40", "S-45"}, query("C0"))
+	require.Equal(t, []string{"S-03", "S-08", "S-13", "S-18", "S-23", "S-28", "S-33", "S-38", "S-43", "S-48"}, query("C3"))
+
+	// Another Domain sees none of the recorded indexes, through the table
+	// or the functions that read it.
+	other, err := s.CreateDomain(ctx, "other")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		scope int32
+		n     int
+		expr  string
+		ivals *string
+	}{
+		{d.ID, 1, `(m.ivals ->> 'country')`, ptr(`{"country": "x"}`)},
+		{other.ID, 0, `(m."values" ->> 'country')`, nil},
+	} {
+		var n int
+		var expr string
+		var ivals *string
+		require.NoError(t, s.InDomain(ctx, tc.scope, func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM attribute_indexes), lb_attr_expr($1, ARRAY[$2::int], 'Supplier', 'country', 'm'),
+				lb_ivals($1, $2, 'Supplier', '{"country": "x", "name": "y"}')::text`, d.ID, branch).Scan(&n, &expr, &ivals)
+		}))
+		require.Equal(t, tc.n, n, "scope %d", tc.scope)
+		require.Equal(t, tc.expr, expr, "scope %d", tc.scope)
+		require.Equal(t, tc.ivals, ivals, "scope %d", tc.scope)
+	}
+}
+
+func ptr(s string) *string { return &s }

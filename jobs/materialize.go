@@ -383,6 +383,12 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
 	var ins string
 	switch t.name {
 	case "mat_records":
+		// The copy's ivals follow its recorded indexes as this statement
+		// reads them: an index build waits for this batch (waitWriters)
+		// before it backfills.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprintf(ivalsLockSQL, d, dst)+`)`); err != nil {
+			return 0, 0, nil, fmt.Errorf("lock the copy's records: %w", err)
+		}
 		ins = fmt.Sprintf(`eff AS (
   SELECT s.key, s.kind, s.title, s.values, s.search, s.lineage, s.created_seq, s.seq, s.versions
     FROM src s WHERE s.seq <= %[3]s AND NOT s.deleted
@@ -392,8 +398,9 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
          (SELECT sc.compiled FROM schemas sc WHERE sc.domain_id = %[1]s AND sc.branch_id = %[4]s)) x
    WHERE s.seq > %[3]s),
 ins AS (
-  INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions)
-  SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions
+  INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals)
+  SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions,
+         lb_ivals(%[1]s, %[4]s, e.kind, e.values)
     FROM eff e WHERE true%[5]s
    ORDER BY e.key
   ON CONFLICT (domain_id, branch_id, key) DO NOTHING

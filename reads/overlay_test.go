@@ -31,7 +31,8 @@ func overlayTitle(i int, salt int) string {
 // overlayWorld builds main with 90 Parts and 10 Suppliers; the overlay
 // "ov" with its own changes (renamed, deleted, new and revived Records, a
 // Kind change, a Record also changed on main); main moving on after the
-// fork (renames, deletions, new Records, a Record the overlay deleted);
+// fork (renames, deletions, new Records, a Record the overlay deleted;
+// then keys changed twice, revived, and created and deleted after it);
 // the overlay "ov2" of "ov"; and "ref" and "ref2", ready copies holding
 // the Records of "ov" and "ov2" (the answers the overlays must give).
 func overlayWorld(t *testing.T, domain, prefix string) *fixture {
@@ -106,6 +107,14 @@ func overlayWorldIn(t *testing.T, f *fixture, prefix string) *fixture {
 	// one whose country changed: the overlay reads both as at the fork.
 	cs = append(cs, patch(prefix+"S-2", map[string]any{"name": "Supplier zinc"}), patch(prefix+"S-5", map[string]any{"country": "C9"}))
 	f.commit("carol", "", cs...)
+	// Main moves on again: keys changed twice after the fork (two history
+	// rows past it, one key each), a key deleted after the fork and put
+	// back, and a key created and deleted after the fork (no version at
+	// the fork).
+	f.commit("dave", "", patch(key(6), map[string]any{"name": "Part steel twice changed"}),
+		patch(key(40), map[string]any{"maker": prefix + "S-8"}), patch(prefix+"S-2", map[string]any{"name": "Supplier zinc steel"}),
+		put("Part", key(8), map[string]any{"name": "Part revived on main steel", "maker": prefix + "S-9"}),
+		del(key(200)))
 
 	ov2 := ov.fork("ov2", "overlay", revInfo{})
 	ov2.commit("agent2", "", patch(key(11), map[string]any{"name": "Part steel cam nested"}), del(key(12)),

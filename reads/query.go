@@ -11,7 +11,8 @@ import (
 // QueryByAttribute reads a keyset page of the Records of q.Kind whose
 // Attribute q.Attribute equals q.Value (values ->> attribute, as text: a
 // number 3 matches "3", a boolean "true"). It reads the per-Attribute index
-// built by the store.index job when the Attribute is indexed. At (a
+// built by the store.index job once it is ready (comparing ivals ->>
+// attribute, the index's expression: lb_attr_expr), values before. At (a
 // Revision id) reads the branch as of that Revision.
 func (r *Reader) QueryByAttribute(ctx context.Context, domainID int32, branch string, q PageQuery) (*Page, error) {
 	n, err := limit("limit", q.Limit, r.cfg.PageDefaultLimit, r.cfg.PageMaxLimit)

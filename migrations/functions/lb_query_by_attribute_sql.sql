@@ -22,7 +22,7 @@ BEGIN
     END IF;
     RETURN lb_rec_page_sql(c.d, c.bs, c.cs, c.hs,
         lb_rec_cands_sql(c.d, c.bs, c.cs, c.hs,
-                         format(' AND m.kind = %L AND (m."values" ->> %L) = %L', p_kind, p_attribute, p_value), true, p_after),
+                         format(' AND m.kind = %L AND %s = %L', p_kind, lb_attr_expr(c.d, c.bs, p_kind, p_attribute, 'm'), p_value), true, p_after),
         format(' AND e.kind = %L AND (e."values" ->> %L) = %L', p_kind, p_attribute, p_value), p_limit);
 END
 $function$;

@@ -20,8 +20,9 @@ BEGIN
   FROM mat_records m
   LEFT JOIN revisions r ON r.domain_id = m.domain_id AND r.seq = m.seq
  WHERE m.domain_id = %1$L AND m.branch_id = %2$L AND m.kind = %3$L
-   AND (m.values ->> %4$L) = %5$L AND m.key > %6$L AND NOT m.deleted
+   AND %8$s = %5$L AND m.key > %6$L AND NOT m.deleted
  ORDER BY m.key
- LIMIT %7$s$q$, d, b, p_kind, p_attribute, p_value, coalesce(p_after, ''), p_limit);
+ LIMIT %7$s$q$, d, b, p_kind, p_attribute, p_value, coalesce(p_after, ''), p_limit,
+        lb_attr_expr(d, ARRAY[b], p_kind, p_attribute, 'm'));
 END
 $function$;

@@ -6,8 +6,9 @@
 -- rows (its per-Attribute index range (value, key), its Kind index or its
 -- primary key) that the overlay has no row of and that did not change
 -- after the fork; the overlay's own present rows; and, when the base moved
--- on after the fork, the keys it changed since (its rows past the fork,
--- mat_records_seq_idx) that the overlay has no row of, as their history
+-- on after the fork, the keys it changed since (its history rows past
+-- the fork, mat_history_seq_idx, each key once, with its current row)
+-- that the overlay has no row of, as their history
 -- version at the fork (sorted by key, then read key by key, the overlay's
 -- row probed with each, only as far as the page reaches: a page of a
 -- common Kind reads few of them; a key whose current row shows that its
@@ -21,21 +22,25 @@ CREATE OR REPLACE FUNCTION lb_rec_overlay_page_sql(d integer, bs integer[], cs b
 AS $function$
 DECLARE
     pm text := '';
+    pb text := '';
     px text := '';
     moved boolean := cs[2] < hs[2];
 BEGIN
     IF coalesce(p_kind, '') <> '' THEN
         pm := format(' AND m.kind = %L', p_kind);
+        pb := pm;
         px := format(' AND x.kind = %L', p_kind);
         IF coalesce(p_attribute, '') <> '' THEN
-            pm := pm || format(' AND (m."values" ->> %L) = %L', p_attribute, p_value);
+            -- Each level's rows by its own index form (lb_attr_expr).
+            pm := pm || format(' AND %s = %L', lb_attr_expr(d, ARRAY[bs[1]], p_kind, p_attribute, 'm'), p_value);
+            pb := pb || format(' AND %s = %L', lb_attr_expr(d, ARRAY[bs[2]], p_kind, p_attribute, 'm'), p_value);
             px := px || format(' AND (x."values" ->> %L) = %L', p_attribute, p_value);
         END IF;
     END IF;
     RETURN format($q$SELECT z.key::text, z.kind::text, z.title, z."values",
        (SELECT rv.id FROM revisions rv WHERE rv.domain_id = %1$L AND rv.seq = z.seq) AS id
   FROM ((SELECT m.key, m.kind, m.title, m."values", m.seq FROM mat_records m
-          WHERE m.domain_id = %1$L AND m.branch_id = %3$L%4$s AND m.key > %6$L AND NOT m.deleted%7$s
+          WHERE m.domain_id = %1$L AND m.branch_id = %3$L%10$s AND m.key > %6$L AND NOT m.deleted%7$s
             AND NOT EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = %1$L AND u.branch_id = %2$L AND u.key = m.key)
           ORDER BY m.key LIMIT %8$s)
         UNION ALL
@@ -50,9 +55,12 @@ BEGIN
         CASE WHEN moved THEN format($u$
         UNION ALL
         (SELECT cb.key, x.kind, x.title, x."values", x.seq
-           FROM (SELECT cb.key FROM mat_records cb
-                  WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.seq > %5$L AND cb.key > %4$L
-                    AND NOT coalesce(%8$s, false)
+           FROM (SELECT cb.key
+                   FROM (SELECT DISTINCT c.key FROM mat_history c
+                          WHERE c.domain_id = %1$L AND c.branch_id = %3$L AND c.seq > %5$L AND c.key > %4$L) ck
+                  CROSS JOIN LATERAL (SELECT cb.* FROM mat_records cb
+                          WHERE cb.domain_id = %1$L AND cb.branch_id = %3$L AND cb.key = ck.key LIMIT 1) cb
+                  WHERE NOT coalesce(%8$s, false)
                   ORDER BY cb.key) cb
           CROSS JOIN LATERAL (SELECT h.key, h.kind, h.title, h."values", h.seq, h.op FROM mat_history h
                   WHERE h.domain_id = %1$L AND h.branch_id = %3$L AND h.key = cb.key AND h.seq <= %5$L
@@ -68,6 +76,7 @@ BEGIN
                       || CASE WHEN coalesce(p_attribute, '') = '' THEN ''
                               ELSE format(' OR (%s AND (cb."values" ->> %L) IS DISTINCT FROM %L)',
                                           lb_rec_kept_sql(d, bs[2], cs[2], 'cb', 'attribute', p_attribute), p_attribute, p_value) END
-            END) ELSE '' END);
+            END) ELSE '' END,
+        pb);
 END
 $function$;

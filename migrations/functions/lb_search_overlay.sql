@@ -4,8 +4,9 @@
 -- branch: its word postings, lexicon counts and GIN index) corrected by the
 -- keys whose effective Record is not the base's row at its head: the
 -- overlay's own rows (tombstones included) and, when the base moved on
--- after the fork, the keys the base changed since (its rows past the fork,
--- mat_records_seq_idx) but those whose Kind, title and search vector did
+-- after the fork, the keys the base changed since (its history rows past
+-- the fork, mat_history_seq_idx) but those whose Kind, title and search
+-- vector did
 -- not change (lb_rec_kept_attrs: a change of other Attributes), read as
 -- their history version at the fork (lb_search_overlay_own). Those keys'
 -- base rows are dropped from the base's results and their effective

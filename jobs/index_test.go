@@ -275,8 +275,10 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 	// The build has recorded the index and waits for the branch lock.
 	require.Eventually(t, func() bool {
 		var waiting bool
+		// This test's database only: the tests run in parallel on one cluster.
 		err := s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE 'SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE')`).Scan(&waiting)
+			WHERE datname = current_database() AND wait_event_type = 'Lock'
+			  AND query LIKE 'SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE')`).Scan(&waiting)
 		return err == nil && waiting
 	}, time.Minute, 20*time.Millisecond)
 	var ready bool

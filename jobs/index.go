@@ -289,35 +289,23 @@ const backfillBatch = 5000
 // Attribute's value in ivals wherever it is not the one values holds
 // (as ->> reads them both).
 func backfillIvals(ctx context.Context, conn *pgxpool.Conn, a IndexArgs) error {
-	after := ""
-	for {
-		var last *string
-		err := conn.QueryRow(ctx, `WITH b AS (
-				SELECT m.key FROM mat_records m
-				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
-				 ORDER BY m.key LIMIT $6),
-			u AS (
-				UPDATE mat_records m
-				   SET ivals = CASE WHEN m."values" ? $4 THEN coalesce(m.ivals, '{}') || jsonb_build_object($4::text, m."values" -> $4)
-				                    ELSE m.ivals - $4::text END
-				  FROM b
-				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key
-				   AND (m.ivals ->> $4) IS DISTINCT FROM (m."values" ->> $4)
-				RETURNING 1)
-			SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last)
-		if err != nil {
-			return fmt.Errorf("backfill ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
-		}
-		if last == nil {
-			return nil
-		}
-		after = *last
-	}
+	return ivalsBatches(ctx, conn, "backfill", a.DomainID, a.BranchID, a.KindName, a.Attribute,
+		`ivals = CASE WHEN m."values" ? $4 THEN coalesce(m.ivals, '{}') || jsonb_build_object($4::text, m."values" -> $4)
+		              ELSE m.ivals - $4::text END`,
+		`(m.ivals ->> $4) IS DISTINCT FROM (m."values" ->> $4)`)
 }
 
 // clearIvals removes the Attribute from the ivals of the Kind's Records
 // (NULL once none is left).
 func clearIvals(ctx context.Context, conn *pgxpool.Conn, a IndexDropArgs) error {
+	return ivalsBatches(ctx, conn, "clear", a.DomainID, a.BranchID, a.KindName, a.Attribute,
+		`ivals = nullif(m.ivals - $4::text, '{}')`, `m.ivals ? $4`)
+}
+
+// ivalsBatches updates ivals (set, where stale holds; both constants of
+// this package that read the Attribute as $4) in batches of the Kind's
+// Records in key order, one transaction a batch.
+func ivalsBatches(ctx context.Context, conn *pgxpool.Conn, what string, domainID, branchID int32, kind, attribute, set, stale string) error {
 	after := ""
 	for {
 		var last *string
@@ -326,13 +314,13 @@ func clearIvals(ctx context.Context, conn *pgxpool.Conn, a IndexDropArgs) error 
 				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
 				 ORDER BY m.key LIMIT $6),
 			u AS (
-				UPDATE mat_records m SET ivals = nullif(m.ivals - $4::text, '{}')
+				UPDATE mat_records m SET `+set+`
 				  FROM b
-				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND m.ivals ? $4
+				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND `+stale+`
 				RETURNING 1)
-			SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last)
+			SELECT max(b.key) FROM b`, domainID, branchID, kind, attribute, after, backfillBatch).Scan(&last)
 		if err != nil {
-			return fmt.Errorf("clear ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
+			return fmt.Errorf("%s ivals of %s.%s after %q: %w", what, kind, attribute, after, err)
 		}
 		if last == nil {
 			return nil

@@ -193,6 +193,22 @@ func (f *fixture) expectedRows(t testing.TB) int {
 		+ (SELECT count(*) FROM mat_link_history WHERE domain_id = $1 AND branch_id = $2 AND seq <= 100)`, f.domain, f.main)
 }
 
+// TestCopyWritesTheBaseIndexedValues: a copy made before its own index
+// jobs ran writes the values of the Attributes its base indexes into
+// ivals, so the build that follows has nothing to rewrite.
+func TestCopyWritesTheBaseIndexedValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 60)
+	f.exec(t, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Thing', 'n', 'thing_n_main')`, f.domain, f.main)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 17}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.requireCopied(t, b)
+	require.Positive(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2
+		AND ivals IS DISTINCT FROM jsonb_build_object('n', "values" -> 'n')`, f.domain, b))
+}
+
 func TestCopyCopiesTheBaseAsOfTheForkOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

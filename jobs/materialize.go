@@ -384,8 +384,10 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
 	switch t.name {
 	case "mat_records":
 		// The copy's ivals follow its recorded indexes as this statement
-		// reads them: an index build waits for this batch (waitWriters)
-		// before it backfills.
+		// reads them (an index build waits for this batch, waitWriters,
+		// before it backfills) and the level's: the index jobs queued
+		// with the copy build the base's indexes, often after the copy,
+		// and their backfill then finds nothing to rewrite.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprintf(ivalsLockSQL, d, dst)+`)`); err != nil {
 			return 0, 0, nil, fmt.Errorf("lock the copy's records: %w", err)
 		}
@@ -400,7 +402,7 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
 ins AS (
   INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals)
   SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions,
-         lb_ivals(%[1]s, %[4]s, e.kind, e.values)
+         nullif(coalesce(lb_ivals(%[1]s, %[4]s, e.kind, e.values), '{}') || coalesce(lb_ivals(%[1]s, %[2]s, e.kind, e.values), '{}'), '{}')
     FROM eff e WHERE true%[5]s
    ORDER BY e.key
   ON CONFLICT (domain_id, branch_id, key) DO NOTHING

@@ -402,7 +402,7 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
 ins AS (
   INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals)
   SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions,
-         nullif(coalesce(lb_ivals(%[1]s, %[4]s, e.kind, e.values), '{}') || coalesce(lb_ivals(%[1]s, %[2]s, e.kind, e.values), '{}'), '{}')
+         lb_ivals_of(%[1]s, ARRAY[%[4]s, %[2]s]::integer[], e.kind, e.values)
     FROM eff e WHERE true%[5]s
    ORDER BY e.key
   ON CONFLICT (domain_id, branch_id, key) DO NOTHING

@@ -55,7 +55,7 @@ func generate(t testing.TB, f *fixture, n int) {
 		require.NoError(t, err, st)
 	}
 	require.NoError(t, jobs.BuildIndex(ctx, f.s, jobs.IndexArgs{DomainID: f.domain, BranchID: f.branch, KindName: "Supplier", Attribute: "country"}))
-	for _, tb := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "revisions"} {
+	for _, tb := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "mat_search_words", "revisions"} {
 		_, err := f.s.Pool.Exec(ctx, "ANALYZE "+tb)
 		require.NoError(t, err)
 	}

@@ -180,7 +180,7 @@ func overlayDomain(t testing.TB, s *store.Store, n int) *fixture {
 		cs = append(cs, put("Supplier", fmt.Sprintf("S-%d", i*13), map[string]any{"name": fmt.Sprintf("supplier w%d moved", i), "country": "C9"}))
 	}
 	f.commit("main", "", cs...)
-	for _, tb := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "revisions", "refs"} {
+	for _, tb := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history", "mat_lexicon", "mat_search_words", "revisions", "refs"} {
 		_, err := s.Pool.Exec(f.ctx, "ANALYZE "+tb)
 		require.NoError(t, err)
 	}

@@ -344,29 +344,15 @@ func (dl *Deleter) dropIndexes(ctx context.Context, a BranchDeleteArgs) error {
 	return nil
 }
 
-// dropIndexes drops indexes concurrently, one at a time under the index
-// builds' lock, on a connection of its own (outside any transaction).
+// dropIndexes drops indexes concurrently, one at a time, each under the
+// index jobs' DDL lock (indexDDL), on a connection of its own (outside any
+// transaction).
 func dropIndexes(ctx context.Context, s *store.Store, names []string) error {
 	conn, err := s.Pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("drop indexes: %w", err)
 	}
 	defer conn.Release()
-	for {
-		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('lorebase.store.index'))`).Scan(&ok); err != nil {
-			return fmt.Errorf("drop indexes: lock: %w", err)
-		}
-		if ok {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("drop indexes: %w", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
 	for _, n := range names {
 		var exists bool
 		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = $1 AND relnamespace = current_schema()::regnamespace)`, n).Scan(&exists); err != nil {
@@ -375,7 +361,7 @@ func dropIndexes(ctx context.Context, s *store.Store, names []string) error {
 		if !exists {
 			continue
 		}
-		if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{n}.Sanitize()); err != nil {
+		if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{n}.Sanitize()); err != nil {
 			return fmt.Errorf("drop index %s: %w", n, err)
 		}
 	}

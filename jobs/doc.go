@@ -17,7 +17,10 @@
 // builds the index, checks the backfill again and marks the index ready;
 // reads compare the ivals form only then (lb_attr_expr), the values form
 // before. A drop forgets the index first, then drops it and clears the
-// Attribute from ivals. Statements that should use such an index name the
+// Attribute from ivals. One job at a time builds or drops a given index;
+// the CREATE and DROP INDEX CONCURRENTLY statements of every Domain run
+// one at a time (indexDDL), and only they: the rest of a build, its waits
+// and backfills, runs beside other Domains' builds. Statements that should use such an index name the
 // Domain, branch, Kind and Attribute as literals (the read functions of
 // migrations/functions/ do).
 //

@@ -531,13 +531,13 @@ func BuildVectorIndex(ctx context.Context, s *store.Store, a VectorIndexArgs) er
 	var valid *bool
 	_ = conn.QueryRow(ctx, `SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, name).Scan(&valid)
 	if valid != nil && !*valid {
-		if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
 			return fmt.Errorf("build vector index %s: drop invalid: %w", name, err)
 		}
 	}
 	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s USING hnsw ((vec::vector(%d)) vector_cosine_ops) WHERE domain_id = %d AND spec = %s`,
 		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), a.Dims, a.DomainID, store.QuoteLiteral(a.Spec))
-	if _, err := conn.Exec(ctx, stmt); err != nil {
+	if err := indexDDL(ctx, conn, stmt); err != nil {
 		return fmt.Errorf("build vector index %s: %w", name, err)
 	}
 	return nil

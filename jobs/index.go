@@ -133,6 +133,13 @@ func (w *IndexWorker) Work(ctx context.Context, job *river.Job[IndexArgs]) error
 
 // BuildIndex creates the index of a, concurrently, as the owner.
 func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
+	return buildIndex(ctx, s, a, nil)
+}
+
+// buildIndex is BuildIndex; pause, when not nil, runs after the first
+// backfill, before the index is created, outside any transaction (the
+// tests park a build there).
+func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, pause func(context.Context) error) error {
 	if a.KindName == "" || a.Attribute == "" {
 		return errors.New("build index: kind and attribute are required")
 	}
@@ -156,10 +163,11 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || !live {
 		return err
 	}
-	if err := lockIndexJobs(ctx, conn); err != nil {
+	release, err := sessionLock(ctx, conn, lockIndexName, unlockIndexName, name)
+	if err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
+	defer release()
 	// Recorded before it is built, so an interrupted build is dropped with
 	// its branch too; from here on the branch's commits write the
 	// Attribute's value into ivals.
@@ -194,8 +202,13 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	if err := backfillIvals(ctx, conn, a); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
+	if pause != nil {
+		if err := pause(ctx); err != nil {
+			return fmt.Errorf("build index %s: %w", name, err)
+		}
+	}
 	if valid != nil && !*valid {
-		if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
 			return fmt.Errorf("drop invalid index %s: %w", name, err)
 		}
 	}
@@ -206,7 +219,7 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	stmt := fmt.Sprintf(`CREATE INDEX CONCURRENTLY IF NOT EXISTS %s ON %s ((ivals ->> %s), key) WHERE domain_id = %s AND branch_id = %s AND kind = %s`,
 		pgx.Identifier{name}.Sanitize(), pgx.Identifier{partition}.Sanitize(), store.QuoteLiteral(a.Attribute),
 		strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)), store.QuoteLiteral(a.KindName))
-	if _, err := conn.Exec(ctx, stmt); err != nil {
+	if err := indexDDL(ctx, conn, stmt); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
 	// A second pass finds nothing unless a writer bypassed the locks above;
@@ -223,7 +236,7 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || live {
 		return err
 	}
-	if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
 		return fmt.Errorf("drop index %s of a deleted branch: %w", name, err)
 	}
 	if _, err := conn.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
@@ -231,27 +244,6 @@ func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
 		return fmt.Errorf("forget index %s: %w", name, err)
 	}
 	return nil
-}
-
-// lockIndexJobs takes the session lock that runs one index build or drop
-// at a time: concurrent builds on one table deadlock each other (each
-// waits for the other's snapshot). It waits with a try-lock so no
-// statement waits on the lock while holding a snapshot.
-func lockIndexJobs(ctx context.Context, conn *pgxpool.Conn) error {
-	for {
-		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('lorebase.store.index'))`).Scan(&ok); err != nil {
-			return fmt.Errorf("lock: %w", err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // ivalsLockSQL is the transaction-level advisory lock a copy batch holds
@@ -384,10 +376,11 @@ func DropIndex(ctx context.Context, s *store.Store, a IndexDropArgs) error {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
 	defer conn.Release()
-	if err := lockIndexJobs(ctx, conn); err != nil {
+	release, err := sessionLock(ctx, conn, lockIndexName, unlockIndexName, name)
+	if err != nil {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('lorebase.store.index'))`) //nolint:errcheck // released with the session anyway
+	defer release()
 	// Forgotten first: reads by the Attribute go back to values, commits
 	// stop writing it into ivals; then the index goes, then its values.
 	if _, err := conn.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
@@ -398,7 +391,7 @@ func DropIndex(ctx context.Context, s *store.Store, a IndexDropArgs) error {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `RESET statement_timeout`) //nolint:errcheck // the session setting goes with the connection
-	if _, err := conn.Exec(ctx, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
 	return clearIvals(ctx, conn, a)

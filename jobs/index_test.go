@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -352,3 +353,89 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestIndexBuildsOfTwoDomainsDoNotWaitForEachOther: while one Domain's
+// build is between its backfill and its CREATE INDEX (a long backfill of a
+// big Kind), another Domain's build runs to its end: the builds share
+// only the lock around each CREATE or DROP INDEX CONCURRENTLY statement.
+func TestIndexBuildsOfTwoDomainsDoNotWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	pipe := commit.New(s, commit.Config{})
+	args := map[string]jobs.IndexArgs{}
+	for _, name := range []string{"slow", "other"} {
+		d, err := s.CreateDomain(ctx, name)
+		require.NoError(t, err)
+		_, err = pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Document: []byte(`{"kinds": [{"name": "Supplier", "title": "name",
+			"attributes": [{"name": "name", "type": "text", "required": true}, {"name": "country", "type": "text", "indexed": true}]}]}`)})
+		require.NoError(t, err)
+		var cs []commit.Change
+		for i := 0; i < 20; i++ {
+			cs = append(cs, commit.Change{Op: "put", Kind: "Supplier", Key: fmt.Sprintf("S-%02d", i),
+				Values: json.RawMessage(fmt.Sprintf(`{"name": "Supplier %d", "country": "C%d"}`, i, i%3))})
+		}
+		_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
+		require.NoError(t, err)
+		var branch int32
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&branch))
+		args[name] = jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}
+	}
+	state := func(a jobs.IndexArgs) (exists, ready bool) {
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL,
+				coalesce((SELECT ready FROM attribute_indexes WHERE domain_id = $2 AND branch_id = $3), false)`,
+			jobs.IndexName(a.DomainID, a.BranchID, a.KindName, a.Attribute), a.DomainID, a.BranchID).Scan(&exists, &ready))
+		return exists, ready
+	}
+
+	parked, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(resume) }) }
+	// On failure too, before the store closes: the parked build holds a
+	// connection.
+	defer release()
+	slow := make(chan error, 1)
+	go func() {
+		slow <- jobs.BuildIndexPaused(ctx, s, args["slow"], func(ctx context.Context) error {
+			close(parked)
+			select {
+			case <-resume:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	select {
+	case <-parked:
+	case err := <-slow:
+		t.Fatalf("the slow build ended before its pause: %v", err)
+	}
+	exists, ready := state(args["slow"])
+	require.False(t, exists, "parked before its index is created")
+	require.False(t, ready)
+
+	// The other Domain's build runs to its end meanwhile; a minute is
+	// far more than it needs, and it would wait for ever behind a lock
+	// held for the whole slow build.
+	bounded, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	require.NoError(t, jobs.BuildIndex(bounded, s, args["other"]))
+	exists, ready = state(args["other"])
+	require.True(t, exists)
+	require.True(t, ready)
+	exists, _ = state(args["slow"])
+	require.False(t, exists, "still parked")
+
+	release()
+	require.NoError(t, <-slow)
+	exists, ready = state(args["slow"])
+	require.True(t, exists)
+	require.True(t, ready)
+	var stale int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records
+		WHERE (ivals ->> 'country') IS DISTINCT FROM ("values" ->> 'country')`).Scan(&stale))
+	require.Zero(t, stale)
+}

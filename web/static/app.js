@@ -144,6 +144,7 @@ class Graph {
     this.pos = new Float32Array(0);
     this.scale = 1; this.tx = 0; this.ty = 0;
     this.selected = -1; this.hover = -1;
+    this.held = null; // {i, x, y}: the node being dragged, where the pointer holds it
     window.__graphStats = { nodes: 0, links: 0, firstDraw: 0, workerDraw: 0, settled: 0, expanded: 0, frames: 0, maxDraw: 0 };
     if (!this.canvas.transferControlToOffscreen || typeof Worker === "undefined") {
       this.status.textContent = "This browser cannot draw the graph; the list below holds the same Records.";
@@ -176,6 +177,9 @@ class Graph {
     }
     if (m.type !== "positions") return;
     this.pos = m.positions;
+    // A node being dragged stays under the pointer: these positions may
+    // predate the worker's reading of its latest pin.
+    if (this.held) { this.pos[2 * this.held.i] = this.held.x; this.pos[2 * this.held.i + 1] = this.held.y; }
     if (m.done) {
       if (!st.settled) st.settled = performance.now();
       if (!this.touched) this.fitBounds();
@@ -387,10 +391,12 @@ class Graph {
       } else {
         const [wx, wy] = this.toWorld(px, py);
         this.pos[2 * drag.i] = wx; this.pos[2 * drag.i + 1] = wy;
+        this.held = { i: drag.i, x: wx, y: wy };
         this.worker.postMessage({ type: "pin", i: drag.i, x: wx, y: wy });
       }
     });
     cv.addEventListener("pointerup", () => {
+      this.held = null;
       if (drag && drag.mode === "node") {
         if (drag.moved) this.worker.postMessage({ type: "release", i: drag.i });
         else this.select(drag.i);

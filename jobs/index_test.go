@@ -242,36 +242,24 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	d, err := s.CreateDomain(ctx, "inflight")
-	require.NoError(t, err)
 	pipe := commit.New(s, commit.Config{})
-	_, err = pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Document: []byte(`{"kinds": [{"name": "Supplier", "title": "name",
-		"attributes": [{"name": "name", "type": "text", "required": true}, {"name": "country", "type": "text", "indexed": true}]}]}`)})
-	require.NoError(t, err)
-	var cs []commit.Change
-	for i := 0; i < 50; i++ {
-		cs = append(cs, commit.Change{Op: "put", Kind: "Supplier", Key: fmt.Sprintf("S-%02d", i),
-			Values: json.RawMessage(fmt.Sprintf(`{"name": "Supplier %d", "country": "C%d"}`, i, i%5))})
-	}
-	_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
-	require.NoError(t, err)
-	var branch int32
-	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&branch))
+	a := countrySuppliers(t, s, pipe, "inflight", 50, 5)
+	branch := a.BranchID
 
 	tx, err := s.Requests.Begin(ctx)
 	require.NoError(t, err)
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // committed below
-	require.NoError(t, store.Scope(ctx, tx, d.ID))
+	require.NoError(t, store.Scope(ctx, tx, a.DomainID))
 	b, err := store.LockBranch(ctx, tx, "main")
 	require.NoError(t, err)
-	_, err = pipe.CommitLocked(ctx, tx, d.ID, b, &commit.Request{Author: "t", Message: "in flight", Changes: []commit.Change{
+	_, err = pipe.CommitLocked(ctx, tx, a.DomainID, b, &commit.Request{Author: "t", Message: "in flight", Changes: []commit.Change{
 		{Op: "put", Kind: "Supplier", Key: "S-new", Values: json.RawMessage(`{"name": "Supplier new", "country": "C-new"}`)},
 		{Op: "patch", Key: "S-01", Values: json.RawMessage(`{"country": "C-new"}`)}}}, nil, false)
 	require.NoError(t, err)
 
 	built := make(chan error, 1)
 	go func() {
-		built <- jobs.BuildIndex(ctx, s, jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"})
+		built <- jobs.BuildIndex(ctx, s, a)
 	}()
 	// The build has recorded the index and waits for the branch lock.
 	require.Eventually(t, func() bool {
@@ -283,27 +271,27 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 		return err == nil && waiting
 	}, time.Minute, 20*time.Millisecond)
 	var ready bool
-	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT ready FROM attribute_indexes WHERE domain_id = $1`, d.ID).Scan(&ready))
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT ready FROM attribute_indexes WHERE domain_id = $1`, a.DomainID).Scan(&ready))
 	require.False(t, ready, "ready before it is built")
 	require.NoError(t, tx.Commit(ctx))
 	require.NoError(t, <-built)
 
-	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT ready FROM attribute_indexes WHERE domain_id = $1`, d.ID).Scan(&ready))
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT ready FROM attribute_indexes WHERE domain_id = $1`, a.DomainID).Scan(&ready))
 	require.True(t, ready)
 	var stale int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1
-		AND (ivals ->> 'country') IS DISTINCT FROM ("values" ->> 'country')`, d.ID).Scan(&stale))
+		AND (ivals ->> 'country') IS DISTINCT FROM ("values" ->> 'country')`, a.DomainID).Scan(&stale))
 	require.Zero(t, stale)
 	// The read compares the index's expression (50 Records: the planner
 	// scans them; TestIndexJobBuildsAnIndexTheQueryUses has the plan).
 	var stmt string
-	require.NoError(t, s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
+	require.NoError(t, s.InDomain(ctx, a.DomainID, func(ctx context.Context, tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `SELECT lb_query_by_attribute_sql('main', 'Supplier', 'country', 'C-new', '', 51)`).Scan(&stmt)
 	}))
 	require.Contains(t, stmt, `(m.ivals ->> 'country') = 'C-new'`)
 	query := func(value string) []string {
 		var keys []string
-		require.NoError(t, s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
+		require.NoError(t, s.InDomain(ctx, a.DomainID, func(ctx context.Context, tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, `SELECT key FROM lb_query_by_attribute('main', 'Supplier', 'country', $1, '', 100)`, value)
 			if err != nil {
 				return err
@@ -317,7 +305,7 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 
 	// Updates of the indexed Attribute once the index is ready: found
 	// under their new value, no longer under the old one.
-	_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: []commit.Change{
+	_, err = pipe.Commit(ctx, a.DomainID, "main", &commit.Request{Author: "t", Message: "m", Changes: []commit.Change{
 		{Op: "patch", Key: "S-01", Values: json.RawMessage(`{"country": "C0"}`)},
 		{Op: "patch", Key: "S-02", Values: json.RawMessage(`{"country": "C-new"}`)},
 		{Op: "patch", Key: "S-03", Values: json.RawMessage(`{"name": "Supplier three"}`)}}}, "")
@@ -336,7 +324,7 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 		expr  string
 		ivals *string
 	}{
-		{d.ID, 1, `(m.ivals ->> 'country')`, ptr(`{"country": "x"}`)},
+		{a.DomainID, 1, `(m.ivals ->> 'country')`, ptr(`{"country": "x"}`)},
 		{other.ID, 0, `(m."values" ->> 'country')`, nil},
 	} {
 		var n int
@@ -344,7 +332,7 @@ func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 		var ivals *string
 		require.NoError(t, s.InDomain(ctx, tc.scope, func(ctx context.Context, tx pgx.Tx) error {
 			return tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM attribute_indexes), lb_attr_expr($1, ARRAY[$2::int], 'Supplier', 'country', 'm'),
-				lb_ivals($1, $2, 'Supplier', '{"country": "x", "name": "y"}')::text`, d.ID, branch).Scan(&n, &expr, &ivals)
+				lb_ivals($1, $2, 'Supplier', '{"country": "x", "name": "y"}')::text`, a.DomainID, branch).Scan(&n, &expr, &ivals)
 		}))
 		require.Equal(t, tc.n, n, "scope %d", tc.scope)
 		require.Equal(t, tc.expr, expr, "scope %d", tc.scope)
@@ -367,21 +355,7 @@ func TestIndexBuildsOfTwoDomainsDoNotWaitForEachOther(t *testing.T) {
 	pipe := commit.New(s, commit.Config{})
 	args := map[string]jobs.IndexArgs{}
 	for _, name := range []string{"slow", "other"} {
-		d, err := s.CreateDomain(ctx, name)
-		require.NoError(t, err)
-		_, err = pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Document: []byte(`{"kinds": [{"name": "Supplier", "title": "name",
-			"attributes": [{"name": "name", "type": "text", "required": true}, {"name": "country", "type": "text", "indexed": true}]}]}`)})
-		require.NoError(t, err)
-		var cs []commit.Change
-		for i := 0; i < 20; i++ {
-			cs = append(cs, commit.Change{Op: "put", Kind: "Supplier", Key: fmt.Sprintf("S-%02d", i),
-				Values: json.RawMessage(fmt.Sprintf(`{"name": "Supplier %d", "country": "C%d"}`, i, i%3))})
-		}
-		_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
-		require.NoError(t, err)
-		var branch int32
-		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&branch))
-		args[name] = jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}
+		args[name] = countrySuppliers(t, s, pipe, name, 20, 3)
 	}
 	state := func(a jobs.IndexArgs) (exists, ready bool) {
 		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL,
@@ -438,4 +412,27 @@ func TestIndexBuildsOfTwoDomainsDoNotWaitForEachOther(t *testing.T) {
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM mat_records
 		WHERE (ivals ->> 'country') IS DISTINCT FROM ("values" ->> 'country')`).Scan(&stale))
 	require.Zero(t, stale)
+}
+
+// countrySuppliers creates a Domain whose schema indexes Supplier.country
+// and commits n Suppliers "S-00"... to its main, of countries "C0" to
+// "C<countries-1>" in turn; it returns the build of that index.
+func countrySuppliers(t *testing.T, s *store.Store, pipe *commit.Pipeline, name string, n, countries int) jobs.IndexArgs {
+	t.Helper()
+	ctx := context.Background()
+	d, err := s.CreateDomain(ctx, name)
+	require.NoError(t, err)
+	_, err = pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Document: []byte(`{"kinds": [{"name": "Supplier", "title": "name",
+		"attributes": [{"name": "name", "type": "text", "required": true}, {"name": "country", "type": "text", "indexed": true}]}]}`)})
+	require.NoError(t, err)
+	var cs []commit.Change
+	for i := 0; i < n; i++ {
+		cs = append(cs, commit.Change{Op: "put", Kind: "Supplier", Key: fmt.Sprintf("S-%02d", i),
+			Values: json.RawMessage(fmt.Sprintf(`{"name": "Supplier %d", "country": "C%d"}`, i, i%countries))})
+	}
+	_, err = pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
+	require.NoError(t, err)
+	var branch int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&branch))
+	return jobs.IndexArgs{DomainID: d.ID, BranchID: branch, KindName: "Supplier", Attribute: "country"}
 }

@@ -19,7 +19,8 @@ import (
 // indexes (on ivals) on the partition; a change of searched text or of an
 // Attribute whose index the branch records is a non-HOT update. The
 // updates are counted by pg_stat_xact_user_tables inside the commit's own
-// transaction (CommitLocked).
+// transaction (CommitLocked). iseq moves to the commit's seq in the non-HOT
+// updates alone (migrations/0023_record_iseq).
 // indexCountry records and builds the per-Attribute index of
 // Supplier.country on main, as the store.index job does (ready: the
 // commits then write the values into ivals).
@@ -65,7 +66,7 @@ func TestUpdatesAreHOT(t *testing.T) {
 			for i := 0; i < n; i++ {
 				cs = append(cs, patch(fmt.Sprintf("S-%d", i), tc.patch(i)))
 			}
-			var upd, hot int64
+			var upd, hot, moved int64
 			err := b.store.InDomain(b.ctx, b.domain, func(ctx context.Context, tx pgx.Tx) error {
 				br, err := store.LockBranch(ctx, tx, "main")
 				if err != nil {
@@ -74,15 +75,24 @@ func TestUpdatesAreHOT(t *testing.T) {
 				if _, err := b.p.CommitLocked(ctx, tx, b.domain, br, req(cs...), nil, false); err != nil {
 					return err
 				}
-				return tx.QueryRow(ctx, `SELECT coalesce(sum(n_tup_upd), 0), coalesce(sum(n_tup_hot_upd), 0)
-					FROM pg_stat_xact_user_tables WHERE relname LIKE 'mat_records_p%'`).Scan(&upd, &hot)
+				if err := tx.QueryRow(ctx, `SELECT coalesce(sum(n_tup_upd), 0), coalesce(sum(n_tup_hot_upd), 0)
+					FROM pg_stat_xact_user_tables WHERE relname LIKE 'mat_records_p%'`).Scan(&upd, &hot); err != nil {
+					return err
+				}
+				// iseq (migrations/0023_record_iseq) moves to the commit's
+				// seq with the search vector or the indexed values, and
+				// only then.
+				return tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE iseq = seq) FROM mat_records
+					WHERE domain_id = $1 AND key LIKE 'S-%' AND versions = 2`, b.domain).Scan(&moved)
 			})
 			require.NoError(t, err)
 			require.EqualValues(t, n, upd, "updates of mat_records")
 			if tc.wantHOT {
 				require.EqualValues(t, n, hot, "HOT updates")
+				require.Zero(t, moved, "rows whose iseq moved")
 			} else {
 				require.Zero(t, hot, "HOT updates")
+				require.EqualValues(t, n, moved, "rows whose iseq moved")
 			}
 			for i := 0; i < n; i++ {
 				r := b.record(t, fmt.Sprintf("S-%d", i))

@@ -472,10 +472,13 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		return nil, err
 	}
 	if err := queue("lb_stage_records", recs, seqArg, func(src string) string {
-		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, ivals)
+		// iseq is the seq on insert; on update the mat_records_iseq_upd
+		// trigger moves it when the Kind, title, search vector, indexed
+		// values, deletion or creation changed (migrations/0023_record_iseq).
+		return `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, ivals, iseq)
 			SELECT ` + D + `, ` + B + `, u.key, u.kind, u.title, u.vals::jsonb,
 				setweight(to_tsvector('simple', u.title), 'A') || setweight(to_tsvector('simple', u.other), 'B'),
-				u.lineage::jsonb, u.created_seq, $1::bigint, u.versions, u.deleted, u.ivals::jsonb
+				u.lineage::jsonb, u.created_seq, $1::bigint, u.versions, u.deleted, u.ivals::jsonb, $1::bigint
 			FROM ` + src + `
 			ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title,
 				values = EXCLUDED.values, search = EXCLUDED.search, lineage = EXCLUDED.lineage,

@@ -400,9 +400,9 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
          (SELECT sc.compiled FROM schemas sc WHERE sc.domain_id = %[1]s AND sc.branch_id = %[4]s)) x
    WHERE s.seq > %[3]s),
 ins AS (
-  INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals)
+  INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals, iseq)
   SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions,
-         lb_ivals_of(%[1]s, ARRAY[%[4]s, %[2]s]::integer[], e.kind, e.values)
+         lb_ivals_of(%[1]s, ARRAY[%[4]s, %[2]s]::integer[], e.kind, e.values), e.seq
     FROM eff e WHERE true%[5]s
    ORDER BY e.key
   ON CONFLICT (domain_id, branch_id, key) DO NOTHING

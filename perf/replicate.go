@@ -97,9 +97,9 @@ func (x replicaSQL) values(kind, key, v string) string {
 // inserts; it answers the number of Records inserted.
 func (x replicaSQL) records() string {
 	return `WITH copied AS (
-	INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted)
+	INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, iseq)
 	SELECT domain_id, branch_id, ` + x.key("key") + `, kind, title, ` + x.values("kind", "key", "values") + `,
-	       search, lineage, created_seq, seq, versions, deleted
+	       search, lineage, created_seq, seq, versions, deleted, iseq
 	  FROM ` + x.source("mat_records", "key") + `
 	RETURNING kind, deleted),
 	counted AS (

@@ -285,11 +285,13 @@ func (f *fixture) commit(author, provenance string, changes ...change) revInfo {
 // writeRecord upserts b's own row of key (model and database).
 func (f *fixture) writeRecord(tx pgx.Tx, key string, row *recRow) error {
 	f.model().Recs[key] = row
-	_, err := tx.Exec(f.ctx, `INSERT INTO mat_records AS m (domain_id, branch_id, key, kind, title, "values", search, lineage, created_seq, seq, versions, deleted)
-		VALUES ($1, $2, $3, $4, $5, $6, `+searchExpr+`, $8, $9, $10, $11, $12)
+	// ivals as the commit writes them: the values of the Attributes whose
+	// index the branch records.
+	_, err := tx.Exec(f.ctx, `INSERT INTO mat_records AS m (domain_id, branch_id, key, kind, title, "values", search, lineage, created_seq, seq, versions, deleted, ivals)
+		VALUES ($1, $2, $3, $4, $5, $6, `+searchExpr+`, $8, $9, $10, $11, $12, lb_ivals_of($1, ARRAY[$2]::integer[], $4, $6::jsonb))
 		ON CONFLICT (domain_id, branch_id, key) DO UPDATE SET kind = EXCLUDED.kind, title = EXCLUDED.title, "values" = EXCLUDED.values,
 		  search = EXCLUDED.search, lineage = EXCLUDED.lineage, created_seq = EXCLUDED.created_seq, seq = EXCLUDED.seq,
-		  versions = EXCLUDED.versions, deleted = EXCLUDED.deleted`,
+		  versions = EXCLUDED.versions, deleted = EXCLUDED.deleted, ivals = EXCLUDED.ivals`,
 		f.domain, f.branch, key, row.Kind, row.Title, row.Values, noteOf(row.Kind, row.Values), row.Lineage, row.Created, row.Seq,
 		row.Versions, row.Deleted)
 	return err

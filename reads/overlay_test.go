@@ -1,6 +1,7 @@
 package reads_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/reads"
 	"github.com/lorebase/lorebase/store"
 )
@@ -114,7 +116,10 @@ func overlayWorldIn(t *testing.T, f *fixture, prefix string) *fixture {
 	f.commit("dave", "", patch(key(6), map[string]any{"name": "Part steel twice changed"}),
 		patch(key(40), map[string]any{"maker": prefix + "S-8"}), patch(prefix+"S-2", map[string]any{"name": "Supplier zinc steel"}),
 		put("Part", key(8), map[string]any{"name": "Part revived on main steel", "maker": prefix + "S-9"}),
-		del(key(200)))
+		del(key(200)),
+		// Changed in an Attribute no index or search reads: their Kind and
+		// maker as at the fork, their values not.
+		patch(key(41), map[string]any{"weight": "3"}), patch(key(44), map[string]any{"weight": "4"}))
 
 	ov2 := ov.fork("ov2", "overlay", revInfo{})
 	ov2.commit("agent2", "", patch(key(11), map[string]any{"name": "Part steel cam nested"}), del(key(12)),
@@ -205,6 +210,64 @@ func TestOverlayReadsMatchCopy(t *testing.T) {
 			require.NotEmpty(t, want, "%+v", q)
 		}
 	}
+}
+
+// TestOverlayIndexedQueryMatchesCopy: with main's per-Attribute indexes
+// built (ready, ivals written by every commit) the overlay's attribute
+// query reads main's keys changed after the fork from mat_records_iseq_idx
+// and the index range, not from the history, and answers as the copy
+// does: keys whose indexed value, Kind or presence changed after the fork
+// (read as at the fork), keys changed in other Attributes only (their
+// value as at the fork, their other values not), keys changed twice,
+// deleted and revived, created and deleted after the fork.
+func TestOverlayIndexedQueryMatchesCopy(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "overlay-indexed")
+	for _, a := range [][2]string{{"Part", "maker"}, {"Supplier", "country"}} {
+		require.NoError(t, jobs.BuildIndex(f.ctx, s, jobs.IndexArgs{DomainID: f.domain, BranchID: f.branch, KindName: a[0], Attribute: a[1]}))
+	}
+	f = overlayWorldIn(t, f, "")
+	var queries []reads.PageQuery
+	for i := 0; i < 10; i++ {
+		for _, lim := range []int{2, 5, 100} {
+			queries = append(queries, reads.PageQuery{Kind: "Part", Attribute: "maker", Value: fmt.Sprintf("S-%d", i), Limit: lim})
+		}
+	}
+	for i := 0; i < 10; i++ {
+		queries = append(queries, reads.PageQuery{Kind: "Supplier", Attribute: "country", Value: fmt.Sprintf("C%d", i), Limit: 100})
+	}
+	// Pages of a Kind and of every Kind: their base rows changed after the
+	// fork in other Attributes alone are read as at the fork.
+	queries = append(queries, reads.PageQuery{Kind: "Part", Limit: 7}, reads.PageQuery{Kind: "Part", Limit: 100},
+		reads.PageQuery{Limit: 11}, reads.PageQuery{Kind: "Supplier", Limit: 3})
+	for _, pair := range [][2]string{{"ov", "ref"}, {"ov2", "ref2"}} {
+		for _, q := range queries {
+			got, want := pageKeys(t, f, pair[0], q), pageKeys(t, f, pair[1], q)
+			require.Equal(t, want, got, "%s against %s, %+v", pair[0], pair[1], q)
+		}
+		// Every Record, values included, of the fullest queries.
+		for _, q := range queries {
+			if q.Limit != 100 || q.Attribute == "" {
+				continue
+			}
+			got, err := f.r.QueryByAttribute(f.ctx, f.domain, pair[0], q)
+			require.NoError(t, err)
+			want, err := f.r.QueryByAttribute(f.ctx, f.domain, pair[1], q)
+			require.NoError(t, err)
+			require.Equal(t, len(want.Records), len(got.Records), "%s %+v", pair[0], q)
+			for i := range want.Records {
+				require.Equal(t, want.Records[i].Key, got.Records[i].Key, "%s %+v", pair[0], q)
+				require.JSONEq(t, string(want.Records[i].Values), string(got.Records[i].Values), "%s %+v %s", pair[0], q, want.Records[i].Key)
+			}
+		}
+	}
+	var stmt string
+	require.NoError(t, f.s.InDomain(f.ctx, f.domain, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT lb_query_by_attribute_sql('ov', 'Part', 'maker', 'S-1', '', 51)`).Scan(&stmt)
+	}))
+	require.Contains(t, stmt, "c.iseq > ")
+	require.NotContains(t, stmt, "FROM mat_history c")
 }
 
 // TestOverlayGraphMatchesCopy: the Links and neighborhoods of an overlay
@@ -366,7 +429,8 @@ func TestOverlayHopReadsAboutFanout(t *testing.T) {
 	}
 }
 
-// pageKeys walks every page of q on branch and returns the keys and titles.
+// pageKeys walks every page of q on branch and returns the keys, titles and
+// values.
 func pageKeys(t *testing.T, f *fixture, branch string, q reads.PageQuery) []string {
 	t.Helper()
 	var out []string
@@ -380,7 +444,7 @@ func pageKeys(t *testing.T, f *fixture, branch string, q reads.PageQuery) []stri
 		}
 		require.NoError(t, err)
 		for _, r := range p.Records {
-			out = append(out, r.Key+" "+r.Title)
+			out = append(out, r.Key+" "+r.Title+" "+string(r.Values))
 		}
 		if p.Next == "" {
 			return out
@@ -394,16 +458,33 @@ func pageKeys(t *testing.T, f *fixture, branch string, q reads.PageQuery) []stri
 func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	a := overlayWorldIn(t, newFixture(t, s, "overlay-a"), "A")
-	b := overlayWorldIn(t, newFixture(t, s, "overlay-b"), "B")
+	// main's per-Attribute indexes built in both: the pages and attribute
+	// queries read main's keys changed after the fork by iseq.
+	indexed := func(domain string) *fixture {
+		f := newFixture(t, s, domain)
+		for _, a := range [][2]string{{"Part", "maker"}, {"Supplier", "country"}} {
+			require.NoError(t, jobs.BuildIndex(f.ctx, s, jobs.IndexArgs{DomainID: f.domain, BranchID: f.branch, KindName: a[0], Attribute: a[1]}))
+		}
+		return f
+	}
+	a := overlayWorldIn(t, indexed("overlay-a"), "A")
+	b := overlayWorldIn(t, indexed("overlay-b"), "B")
 	for _, f := range []*fixture{a, b} {
 		mine := map[int32]string{a.domain: "A", b.domain: "B"}[f.domain]
-		for _, q := range overlayQueries() {
-			for _, br := range []string{"ov", "ov2"} {
+		for _, br := range []string{"ov", "ov2"} {
+			for _, q := range overlayQueries() {
 				res, err := f.r.Search(f.ctx, f.domain, br, q)
 				require.NoError(t, err)
 				for _, x := range res.Results {
 					require.True(t, strings.HasPrefix(x.Key, mine), "%s %s %+v: %s", mine, br, q, x.Key)
+				}
+			}
+			for _, q := range []reads.PageQuery{{Kind: "Part", Limit: 100}, {Limit: 100},
+				{Kind: "Part", Attribute: "maker", Value: mine + "S-7", Limit: 100}, {Kind: "Supplier", Attribute: "country", Value: "C2", Limit: 100}} {
+				keys := pageKeys(t, f, br, q)
+				require.NotEmpty(t, keys, "%s %s %+v", mine, br, q)
+				for _, k := range keys {
+					require.True(t, strings.HasPrefix(k, mine), "%s %s %+v: %s", mine, br, q, k)
 				}
 			}
 		}
@@ -418,8 +499,15 @@ func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 	const own = `SELECT count(*) FROM lb_search_overlay_own($1, $2, $3, $4, 'steel | hex', ARRAY['steel | hex']::tsquery[],
 		ARRAY['steel', 'hex'], lb_rec_kept_attrs($1, $3), '')`
 	const attrs = `SELECT lb_rec_kept_attrs($1, $2) = '{}'`
+	// The attribute query's statement of Domain A's overlay, built as the
+	// owner, run in each scope.
+	var page string
+	require.NoError(t, a.s.InDomain(a.ctx, a.domain, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT lb_query_by_attribute_sql('ov', 'Part', 'maker', 'AS-7', '', 100)`).Scan(&page)
+	}))
+	require.Contains(t, page, "iseq > ")
 	for _, scope := range []*fixture{b, a, nil} {
-		var n int
+		var n, pn int
 		var none bool
 		require.NoError(t, pgx.BeginFunc(a.ctx, s.Pool, func(tx pgx.Tx) error {
 			if scope != nil {
@@ -430,13 +518,18 @@ func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 			if err := tx.QueryRow(a.ctx, own, a.domain, ov, base, fork).Scan(&n); err != nil {
 				return err
 			}
+			if err := tx.QueryRow(a.ctx, `SELECT count(*) FROM (`+page+`) p`).Scan(&pn); err != nil {
+				return err
+			}
 			return tx.QueryRow(a.ctx, attrs, a.domain, base).Scan(&none)
 		}))
 		if scope == b {
 			require.Zero(t, n, "another Domain reads this Domain's overlay rows")
+			require.Zero(t, pn, "another Domain reads this Domain's attribute query")
 			require.True(t, none, "another Domain reads this Domain's schema")
 		} else {
 			require.NotZero(t, n)
+			require.NotZero(t, pn)
 			require.False(t, none)
 		}
 	}

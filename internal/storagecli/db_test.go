@@ -393,6 +393,8 @@ func TestPrewarm(t *testing.T) {
 		// The RUM index of search (migration 0008, where the extension exists).
 		recordIdx = append(recordIdx, p+"_search_idx")
 	}
+	// The iseq index (migration 0023).
+	recordIdx = append(recordIdx, p+"_domain_id_branch_id_iseq_idx")
 	require.Equal(t, append(recordIdx, p+"_sku_idx",
 		"mat_links_"+n+"_pkey", "mat_links_"+n+"_domain_id_branch_id_to_key_relation_from_key_o_idx",
 		p, "mat_links_"+n,

@@ -4,10 +4,10 @@
 -- branch: its word postings, lexicon counts and GIN index) corrected by the
 -- keys whose effective Record is not the base's row at its head: the
 -- overlay's own rows (tombstones included) and, when the base moved on
--- after the fork, the keys the base changed since (its history rows past
--- the fork, mat_history_seq_idx) but those whose Kind, title and search
--- vector did
--- not change (lb_rec_kept_attrs: a change of other Attributes), read as
+-- after the fork, the keys whose search the base changed since (its rows
+-- whose iseq is past the fork, mat_records_iseq_idx: a change of
+-- Attributes no index reads leaves iseq) but those whose Kind, title and
+-- search Attributes did not change (lb_rec_kept_attrs), read as
 -- their history version at the fork (lb_search_overlay_own). Those keys'
 -- base rows are dropped from the base's results and their effective
 -- versions are ranked here as lb_search_run ranks (full: ts_rank of the
@@ -124,9 +124,10 @@ BEGIN
             RETURN;
         END IF;
         -- The base's results, each with the terms it matches and whether
-        -- the overlay decides its key (an own row, or a base row changed
-        -- after the fork that does not stand for its version at the fork,
-        -- as lb_rec_kept_sql 'search' tells from katts), in one statement.
+        -- the overlay decides its key (an own row, or a base row whose
+        -- iseq is past the fork that does not stand for its version at the
+        -- fork, as katts tells: the keys lb_search_overlay_changed reads),
+        -- in one statement.
         SELECT array_agg(s.key ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.kind ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.title ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
@@ -135,7 +136,7 @@ BEGIN
                               ELSE (SELECT count(*) FILTER (WHERE m.search @@ t)::int FROM unnest(terms) t) END ORDER BY s.o)
                    FILTER (WHERE s.match <> 'corrections'),
                coalesce(array_agg(EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = d AND u.branch_id = ov AND u.key = s.key)
-                                  OR (m.seq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
+                                  OR (m.iseq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
                                           AND CASE jsonb_array_length(katts -> m.kind::text)
                                               WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
                                               ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))

@@ -1,10 +1,12 @@
 -- lb_search_overlay_changed: when an overlay's base moved on after the
--- fork, the keys the base changed since (its history rows past fork,
--- mat_history_seq_idx, each key once) that the overlay ov has no row of,
--- whose current
--- row does not stand for their version at the fork (katts, the base's
--- lb_rec_kept_attrs: the Kind's title or search Attributes changed after
--- it, or the Record was created or deleted after it; a filter of the
+-- fork, the keys whose search the base changed since (its rows whose iseq
+-- is past fork, mat_records_iseq_idx: their Kind, title, search vector,
+-- indexed values, deletion or creation changed after it; a key changed
+-- only in Attributes no index reads is not among them, its row stands for
+-- its version at the fork) that the overlay ov has no row of, whose
+-- current row does not stand for their version at the fork (katts, the
+-- base's lb_rec_kept_attrs: the Kind's title or search Attributes changed
+-- after it, or the Record was created or deleted after it; a filter of the
 -- index range, before any history read) and whose version at the fork
 -- (from the history) is present, of Kind p_kind ('' or NULL: every Kind)
 -- and matches or_q, with its search vector. A version is tested only if
@@ -17,17 +19,12 @@ CREATE OR REPLACE FUNCTION lb_search_overlay_changed(d integer, ov integer, base
  STABLE
 AS $function$
 SELECT m.key, x.kind, x.title, lb_search_vector(d, base, x.kind, x.title, x."values")
-  FROM (SELECT DISTINCT c.key FROM mat_history c
-         WHERE c.domain_id = d AND c.branch_id = base AND c.seq > fork) ck
- -- A lateral probe by the primary key (LIMIT keeps it one): the plan,
- -- generic, cannot estimate the range past fork, and a join would read
- -- every row of the base.
- CROSS JOIN LATERAL (SELECT m.key, m.kind, m.lineage, m.created_seq, m.deleted FROM mat_records m
-         WHERE m.domain_id = d AND m.branch_id = base AND m.key = ck.key LIMIT 1) m
+  FROM mat_records m
  CROSS JOIN LATERAL (SELECT h.kind, h.title, h."values", h.op FROM mat_history h
          WHERE h.domain_id = d AND h.branch_id = base AND h.key = m.key AND h.seq <= fork
          ORDER BY h.seq DESC LIMIT 1) x
- WHERE NOT coalesce(m.created_seq <= fork AND NOT m.deleted
+ WHERE m.domain_id = d AND m.branch_id = base AND m.iseq > fork
+   AND NOT coalesce(m.created_seq <= fork AND NOT m.deleted
                     AND CASE jsonb_array_length(katts -> m.kind::text)
                         WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= fork, false)
                         ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= fork, false))

@@ -6,7 +6,7 @@ STATICCHECK_VERSION ?= v0.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 PKGS := ./...
 
-.PHONY: run test unit lint vet staticcheck golangci-lint fmtcheck migrate build bench fmt perf-up perf-down perf-url perf-100k perf-1m perf-10m perf-check perf-baseline
+.PHONY: run test unit lint vet staticcheck golangci-lint fmtcheck migrate build bench fmt perf-up perf-stop perf-down perf-url perf-100k perf-1m perf-10m perf-check perf-baseline
 
 build:
 	$(GO) build -o bin/keeper ./cmd/keeper
@@ -46,7 +46,8 @@ bench:
 # Perf harness (docs/perf-harness.md). perf-up starts a long-lived
 # PostgreSQL from the machine's binaries under $(PERF_DIR), sized by the
 # storage profile $(PERF_PROFILE); the perf-* runs load their seed database
-# there once (--seed-database) and measure a fresh copy of it. perf-down
+# there once (--seed-database) and measure a fresh copy of it. perf-stop
+# stops the server and keeps its data (perf-up starts it again); perf-down
 # stops the server and deletes its data, seed databases included.
 PERF_DIR ?= .lorebase/perf-pg
 PERF_PORT ?= 55432
@@ -65,6 +66,9 @@ perf-up:
 
 perf-url:
 	@$(PERF_PG) url --dir $(PERF_DIR)
+
+perf-stop:
+	$(PERF_PG) stop --dir $(PERF_DIR) --port $(PERF_PORT)
 
 perf-down:
 	$(PERF_PG) down --dir $(PERF_DIR) --port $(PERF_PORT)

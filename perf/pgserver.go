@@ -135,13 +135,22 @@ func ApplyProfile(ctx context.Context, url, profile string, log io.Writer) error
 	return nil
 }
 
-// Down stops the server and deletes Dir, seed databases included.
-func (p PerfServer) Down(ctx context.Context) error {
+// Stop stops the server and keeps its data: Up starts it again with its
+// seed databases.
+func (p PerfServer) Stop(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); err == nil && p.running(ctx) {
 		p.logf("perf-pg: stopping PostgreSQL in %s", p.data())
 		if err := p.pgctl(ctx, "stop", "-w", "-m", "fast"); err != nil {
 			return fmt.Errorf("stop the perf server: %w", err)
 		}
+	}
+	return nil
+}
+
+// Down stops the server and deletes Dir, seed databases included.
+func (p PerfServer) Down(ctx context.Context) error {
+	if err := p.Stop(ctx); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(p.Dir); err != nil {
 		return fmt.Errorf("remove %s: %w", p.Dir, err)

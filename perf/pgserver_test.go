@@ -45,6 +45,25 @@ func TestPerfServerUpDown(t *testing.T) {
 	require.NoError(t, err, "up on a running server")
 	require.Equal(t, url, again)
 
+	// Stop keeps the data: a database made before it is there after Up.
+	conn, err = pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, `CREATE DATABASE kept_seed`)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(ctx))
+	require.NoError(t, srv.Stop(ctx))
+	_, err = pgx.Connect(ctx, url)
+	require.Error(t, err, "stopped")
+	require.NoError(t, srv.Stop(ctx), "stop on a stopped server")
+	_, err = srv.Up(ctx, "dev")
+	require.NoError(t, err)
+	conn, err = pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	var kept bool
+	require.NoError(t, conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'kept_seed')`).Scan(&kept))
+	require.NoError(t, conn.Close(ctx))
+	require.True(t, kept)
+
 	require.NoError(t, srv.Down(ctx))
 	_, err = os.Stat(srv.Dir)
 	require.ErrorIs(t, err, os.ErrNotExist)

@@ -1,8 +1,9 @@
 // Command perfpg runs the long-lived PostgreSQL of the perf targets from
-// the machine's binaries (make perf-up, make perf-down):
+// the machine's binaries (make perf-up, make perf-stop, make perf-down):
 //
 //	go run ./perf/cmd/perfpg up --profile 1m   # init, start, apply the storage profile, print the URL
 //	go run ./perf/cmd/perfpg url               # print the URL of a running server
+//	go run ./perf/cmd/perfpg stop              # stop it and keep its data (up starts it again)
 //	go run ./perf/cmd/perfpg down              # stop it and delete its data, seed databases included
 //
 // The data lives under --dir (.lorebase/perf-pg); the server listens on
@@ -32,7 +33,7 @@ func main() {
 
 func run() error {
 	if len(os.Args) < 2 {
-		return errors.New("usage: perfpg up|url|down [--dir DIR] [--port N] [--profile dev|1m|10m]")
+		return errors.New("usage: perfpg up|url|stop|down [--dir DIR] [--port N] [--profile dev|1m|10m]")
 	}
 	cmd := os.Args[1]
 	fs := flag.NewFlagSet("perfpg "+cmd, flag.ExitOnError)
@@ -57,10 +58,12 @@ func run() error {
 			return fmt.Errorf("no perf server in %s (make perf-up): %w", *dir, err)
 		}
 		fmt.Println(strings.TrimSpace(string(b)))
+	case "stop":
+		return srv.Stop(ctx)
 	case "down":
 		return srv.Down(ctx)
 	default:
-		return fmt.Errorf("unknown command %q: want up, url or down", cmd)
+		return fmt.Errorf("unknown command %q: want up, url, stop or down", cmd)
 	}
 	return nil
 }

@@ -361,7 +361,7 @@ func dropIndexes(ctx context.Context, s *store.Store, names []string) error {
 		if !exists {
 			continue
 		}
-		if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{n}.Sanitize()); err != nil {
+		if err := dropIndex(ctx, conn, n); err != nil {
 			return fmt.Errorf("drop index %s: %w", n, err)
 		}
 	}

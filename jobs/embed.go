@@ -531,7 +531,7 @@ func BuildVectorIndex(ctx context.Context, s *store.Store, a VectorIndexArgs) er
 	var valid *bool
 	_ = conn.QueryRow(ctx, `SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1)`, name).Scan(&valid)
 	if valid != nil && !*valid {
-		if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := dropIndex(ctx, conn, name); err != nil {
 			return fmt.Errorf("build vector index %s: drop invalid: %w", name, err)
 		}
 	}

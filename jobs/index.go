@@ -208,7 +208,7 @@ func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, pause func(con
 		}
 	}
 	if valid != nil && !*valid {
-		if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+		if err := dropIndex(ctx, conn, name); err != nil {
 			return fmt.Errorf("drop invalid index %s: %w", name, err)
 		}
 	}
@@ -236,7 +236,7 @@ func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, pause func(con
 	if live, err := branchLive(ctx, conn, a.DomainID, a.BranchID); err != nil || live {
 		return err
 	}
-	if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := dropIndex(ctx, conn, name); err != nil {
 		return fmt.Errorf("drop index %s of a deleted branch: %w", name, err)
 	}
 	if _, err := conn.Exec(ctx, `DELETE FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3 AND attribute = $4`,
@@ -391,7 +391,7 @@ func DropIndex(ctx context.Context, s *store.Store, a IndexDropArgs) error {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `RESET statement_timeout`) //nolint:errcheck // the session setting goes with the connection
-	if err := indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := dropIndex(ctx, conn, name); err != nil {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
 	return clearIvals(ctx, conn, a)

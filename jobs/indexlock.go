@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -68,4 +69,10 @@ func indexDDL(ctx context.Context, conn *pgxpool.Conn, stmt string) error {
 	defer release()
 	_, err = conn.Exec(ctx, stmt)
 	return err
+}
+
+// dropIndex drops index name, if it exists, concurrently under the DDL
+// lock (indexDDL).
+func dropIndex(ctx context.Context, conn *pgxpool.Conn, name string) error {
+	return indexDDL(ctx, conn, `DROP INDEX CONCURRENTLY IF EXISTS `+pgx.Identifier{name}.Sanitize())
 }

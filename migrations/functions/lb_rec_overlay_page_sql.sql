@@ -37,6 +37,7 @@ DECLARE
     byi boolean;
     arm1 text;
     ck text;
+    eb text;
 BEGIN
     IF coalesce(p_kind, '') <> '' THEN
         pm := format(' AND m.kind = %L', p_kind);
@@ -45,12 +46,13 @@ BEGIN
         IF coalesce(p_attribute, '') <> '' THEN
             -- Each level's rows by its own index form (lb_attr_expr).
             pm := pm || format(' AND %s = %L', lb_attr_expr(d, ARRAY[bs[1]], p_kind, p_attribute, 'm'), p_value);
-            pb := pb || format(' AND %s = %L', lb_attr_expr(d, ARRAY[bs[2]], p_kind, p_attribute, 'm'), p_value);
+            eb := lb_attr_expr(d, ARRAY[bs[2]], p_kind, p_attribute, 'm');
+            pb := pb || format(' AND %s = %L', eb, p_value);
             px := px || format(' AND (x."values" ->> %L) = %L', p_attribute, p_value);
         END IF;
     END IF;
     byi := moved AND (coalesce(p_kind, '') = '' OR coalesce(p_attribute, '') = ''
-                      OR lb_attr_expr(d, ARRAY[bs[2]], p_kind, p_attribute, 'm') LIKE '(m.ivals %');
+                      OR eb LIKE '(m.ivals %');
     IF byi THEN
         arm1 := format($a$SELECT m.key, m.kind, m.title, CASE WHEN m.seq > %4$L THEN x."values" ELSE m."values" END,
                 CASE WHEN m.seq > %4$L THEN x.seq ELSE m.seq END

@@ -26,6 +26,7 @@ AS $function$
 DECLARE
     db record;
     pairs int;
+    changed boolean;
     -- lex applies the words' count changes of CTE delta (word, n): a word
     -- whose count reaches 0 is deleted, the others inserted or updated. The
     -- two statements touch disjoint words (decided on the lexicon as it was
@@ -69,10 +70,15 @@ BEGIN
         -- An update that keeps every row's search vector and deletion (a
         -- commit of values that are not searched) moves no posting: one
         -- join of the transition tables says so, before the statements
-        -- below are planned.
-        IF NOT EXISTS (
+        -- below are planned. EXECUTE plans it for this call's row counts: a
+        -- static statement would keep, for the whole session, the plan made
+        -- for the transition tables of its first call, and a nested loop
+        -- planned for a one-row update compares every pair of rows of a
+        -- later large one (25 million comparisons for 5,000 rows).
+        EXECUTE $q$SELECT EXISTS (
             SELECT 1 FROM new_rows n JOIN old_rows o ON o.domain_id = n.domain_id AND o.branch_id = n.branch_id AND o.key = n.key
-             WHERE o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted) THEN
+             WHERE o.search IS DISTINCT FROM n.search OR o.deleted IS DISTINCT FROM n.deleted)$q$ INTO changed;
+        IF NOT changed THEN
             RETURN NULL;
         END IF;
         SELECT count(DISTINCT (n.domain_id, n.branch_id)) INTO pairs FROM new_rows n;

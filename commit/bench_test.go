@@ -201,3 +201,38 @@ func mainID(b *testing.B, bb *bundle) int32 {
 	require.NoError(b, bb.store.Pool.QueryRow(bb.ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, bb.domain).Scan(&id))
 	return id
 }
+
+// BenchmarkCommitAfterSmallCommit measures a commit of n updates of a value
+// that is not searched (a Supplier's tier) through a pool of one
+// connection, each after a commit of one such update on that connection:
+// the postings trigger's check of an update then first ran for a single
+// row on the connection, as on a Keeper whose agents mostly commit a few
+// changes.
+func BenchmarkCommitAfterSmallCommit(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("changes=%d", n), func(b *testing.B) {
+			bb := setupConns(b, commit.Config{}, 1)
+			cs := make([]commit.Change, 0, n+1)
+			for i := range n {
+				cs = append(cs, put("Supplier", fmt.Sprintf("S-%d", i), fmt.Sprintf(`{"name": "Supplier %d", "vat": "VAT-%d", "tier": "gold"}`, i, i)))
+			}
+			bb.commit(b, append(cs, put("Supplier", "S-small", `{"name": "Supplier small", "vat": "VAT-small", "tier": "gold"}`))...)
+			tiers := []string{"gold", "silver"}
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				round++
+				tier := fmt.Sprintf(`{"tier": %q}`, tiers[round%2])
+				bb.commit(b, patch("S-small", tier))
+				cs = cs[:0]
+				for i := range n {
+					cs = append(cs, patch(fmt.Sprintf("S-%d", i), tier))
+				}
+				b.StartTimer()
+				res, err := bb.p.Commit(bb.ctx, bb.domain, "main", &commit.Request{Message: "bench", Author: "bench", Changes: cs}, "")
+				require.NoError(b, err)
+				require.Equal(b, n, res.Changes)
+			}
+		})
+	}
+}

@@ -46,9 +46,15 @@ type bundle struct {
 
 func setup(t testing.TB, cfg commit.Config) *bundle {
 	t.Helper()
+	return setupConns(t, cfg, 16)
+}
+
+// setupConns is setup with a pool of at most conns connections.
+func setupConns(t testing.TB, cfg commit.Config, conns int32) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	url := pgtest.NewDatabase(t)
-	s, err := store.Open(ctx, url, store.Config{MaxConns: 16})
+	s, err := store.Open(ctx, url, store.Config{MaxConns: conns})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	d, err := s.CreateDomain(ctx, "supply")

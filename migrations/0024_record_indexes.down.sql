@@ -1,0 +1,1 @@
+REVOKE INSERT ON attribute_indexes FROM lorebase_app;

@@ -128,18 +128,20 @@ func RecordIndexes(ctx context.Context, tx pgx.Tx, domainID, branchID int32, bui
 	if len(builds) == 0 {
 		return nil
 	}
-	kinds, attrs, names := make([]string, len(builds)), make([]string, len(builds)), make([]string, len(builds))
+	kinds, attrs := make([]string, len(builds)), make([]string, len(builds))
 	for i, b := range builds {
 		if b.KindName == "" || b.Attribute == "" {
 			return errors.New("record indexes: kind and attribute are required")
 		}
-		kinds[i], attrs[i], names[i] = b.KindName, b.Attribute, IndexName(domainID, branchID, b.KindName, b.Attribute)
+		kinds[i], attrs[i] = b.KindName, b.Attribute
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name)
-		SELECT $1, $2, x.kind, x.attribute, x.name
-		  FROM unnest($3::text[], $4::text[], $5::text[]) AS x (kind, attribute, name)
+	// The name is the trigger's (lb_index_name, the same as IndexName):
+	// lorebase_app may not insert one.
+	if _, err := tx.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute)
+		SELECT $1, $2, x.kind, x.attribute
+		  FROM unnest($3::text[], $4::text[]) AS x (kind, attribute)
 		 WHERE EXISTS (SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 AND state <> 'deleting')
-		ON CONFLICT DO NOTHING`, domainID, branchID, kinds, attrs, names); err != nil {
+		ON CONFLICT DO NOTHING`, domainID, branchID, kinds, attrs); err != nil {
 		return fmt.Errorf("record indexes of branch %d: %w", branchID, err)
 	}
 	return nil

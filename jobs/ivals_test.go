@@ -378,10 +378,15 @@ func TestRecordIndexesStaysInItsDomain(t *testing.T) {
 			return jobs.RecordIndexes(ctx, tx, victim.domain, victim.branch, builds)
 		}, ""},
 		{"insert a record into the other Domain", func(tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Supplier', 'vat', $3)`,
-				victim.domain, victim.branch, jobs.IndexName(victim.domain, victim.branch, "Supplier", "vat"))
+			_, err := tx.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute) VALUES ($1, $2, 'Supplier', 'vat')`,
+				victim.domain, victim.branch)
 			return err
 		}, "row-level security"},
+		{"record its own under the name of the other Domain's index", func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Supplier', 'vat', $3)`,
+				hostile.domain, hostile.branch, jobs.IndexName(victim.domain, victim.branch, "Supplier", "country"))
+			return err
+		}, "permission denied"},
 		{"record on the other Domain's branch", func(tx pgx.Tx) error {
 			return jobs.RecordIndexes(ctx, tx, hostile.domain, victim.branch, builds)
 		}, ""},
@@ -419,4 +424,28 @@ func TestRecordIndexesStaysInItsDomain(t *testing.T) {
 		return jobs.RecordIndexes(ctx, tx, hostile.domain, hostile.branch, builds)
 	}))
 	require.Equal(t, append(want, fmt.Sprintf("%d/%d/vat", hostile.domain, hostile.branch)), recorded())
+}
+
+// TestIndexNameInSQL: lb_index_name, which names the indexes lorebase_app
+// records, computes the name IndexName does, for names that need quoting
+// and names beyond ASCII.
+func TestIndexNameInSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, tc := range []struct {
+		domain, branch  int32
+		kind, attribute string
+	}{
+		{1, 1, "Supplier", "vat"},
+		{42, 7, "Part", "weight_kg"},
+		{2147483647, 2147483647, "O'Brien \"Kind\"", "a:b"},
+		{3, 12, "Größe", "名前"},
+	} {
+		var got string
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT lb_index_name($1, $2, $3, $4)`, tc.domain, tc.branch, tc.kind, tc.attribute).Scan(&got))
+		require.Equal(t, jobs.IndexName(tc.domain, tc.branch, tc.kind, tc.attribute), got, "%+v", tc)
+	}
 }

@@ -89,12 +89,18 @@ func IndexBuildsForSchema(old, new *schema.Schema) []IndexArgs {
 }
 
 // EnqueueIndexBuilds queues, in tx, the index builds a schema change of a
-// branch needs (IndexBuildsForSchema).
+// branch needs (IndexBuildsForSchema), and records them (RecordIndexes),
+// not ready, so one backfill of a Kind writes every new one.
 func EnqueueIndexBuilds(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, domainID, branchID int32, old, new *schema.Schema) error {
 	builds := IndexBuildsForSchema(old, new)
 	drops := IndexDropsForSchema(old, new)
 	if len(builds)+len(drops) == 0 {
 		return nil
+	}
+	// Recorded with the change: the first build's backfill writes the
+	// values of them all, and the later builds' find nothing stale.
+	if err := RecordIndexes(ctx, tx, domainID, branchID, builds); err != nil {
+		return err
 	}
 	params := make([]river.InsertManyParams, 0, len(builds)+len(drops))
 	for _, b := range builds {
@@ -107,6 +113,36 @@ func EnqueueIndexBuilds(ctx context.Context, client *river.Client[pgx.Tx], tx pg
 	}
 	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("enqueue index builds: %w", err)
+	}
+	return nil
+}
+
+// RecordIndexes records, in tx, the per-Attribute indexes of builds (Kind
+// and Attribute; Domain and branch are the arguments) on a branch of the
+// Domain, not ready, unless recorded already; a branch not live in the
+// Domain records none. From its commit on, the branch's commits write
+// their values into ivals, and the first backfill of their Kind (any of
+// their builds) writes them all. tx may be lorebase_app's, scoped to the
+// Domain (the policy of attribute_indexes holds it there), or the owner's.
+func RecordIndexes(ctx context.Context, tx pgx.Tx, domainID, branchID int32, builds []IndexArgs) error {
+	if len(builds) == 0 {
+		return nil
+	}
+	kinds, attrs := make([]string, len(builds)), make([]string, len(builds))
+	for i, b := range builds {
+		if b.KindName == "" || b.Attribute == "" {
+			return errors.New("record indexes: kind and attribute are required")
+		}
+		kinds[i], attrs[i] = b.KindName, b.Attribute
+	}
+	// The name is the trigger's (lb_index_name, the same as IndexName):
+	// lorebase_app may not insert one.
+	if _, err := tx.Exec(ctx, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute)
+		SELECT $1, $2, x.kind, x.attribute
+		  FROM unnest($3::text[], $4::text[]) AS x (kind, attribute)
+		 WHERE EXISTS (SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 AND state <> 'deleting')
+		ON CONFLICT DO NOTHING`, domainID, branchID, kinds, attrs); err != nil {
+		return fmt.Errorf("record indexes of branch %d: %w", branchID, err)
 	}
 	return nil
 }
@@ -133,13 +169,21 @@ func (w *IndexWorker) Work(ctx context.Context, job *river.Job[IndexArgs]) error
 
 // BuildIndex creates the index of a, concurrently, as the owner.
 func BuildIndex(ctx context.Context, s *store.Store, a IndexArgs) error {
-	return buildIndex(ctx, s, a, nil)
+	return buildIndex(ctx, s, a, buildHooks{})
 }
 
-// buildIndex is BuildIndex; pause, when not nil, runs after the first
-// backfill, before the index is created, outside any transaction (the
-// tests park a build there).
-func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, pause func(context.Context) error) error {
+// buildHooks are where the tests park a build; nil ones do nothing.
+type buildHooks struct {
+	// pause runs after the first backfill, before the index is created,
+	// outside any transaction.
+	pause func(context.Context) error
+	// batch runs in each backfill batch's transaction, after it read the
+	// recorded Attributes and before it writes.
+	batch func(context.Context) error
+}
+
+// buildIndex is BuildIndex with the tests' hooks.
+func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, hooks buildHooks) error {
 	if a.KindName == "" || a.Attribute == "" {
 		return errors.New("build index: kind and attribute are required")
 	}
@@ -199,11 +243,11 @@ func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, pause func(con
 	if err := waitWriters(ctx, conn, a.DomainID, a.BranchID); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
-	if err := backfillIvals(ctx, conn, a); err != nil {
+	if err := backfillIvals(ctx, conn, a, hooks.batch); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
-	if pause != nil {
-		if err := pause(ctx); err != nil {
+	if hooks.pause != nil {
+		if err := hooks.pause(ctx); err != nil {
 			return fmt.Errorf("build index %s: %w", name, err)
 		}
 	}
@@ -224,7 +268,7 @@ func buildIndex(ctx context.Context, s *store.Store, a IndexArgs, pause func(con
 	}
 	// A second pass finds nothing unless a writer bypassed the locks above;
 	// reads by the Attribute use the index from here on.
-	if err := backfillIvals(ctx, conn, a); err != nil {
+	if err := backfillIvals(ctx, conn, a, hooks.batch); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
 	if _, err := conn.Exec(ctx, `UPDATE attribute_indexes SET ready = true
@@ -254,8 +298,9 @@ const ivalsLockSQL = `hashtextextended('lorebase.ivals:' || %s || ':' || %s, 0)`
 // waitWriters waits for the writes of a branch's Records that may have
 // read its recorded indexes before the caller changed them: the commits
 // (they hold the branch's ref row lock from before they read them to their
-// end) and the copy batches (ivalsLockSQL). One lock at a time, each in a
-// transaction of its own, so it cannot deadlock with them.
+// end), the copy batches and the backfill batches (ivalsLockSQL). One lock
+// at a time, each in a transaction of its own, so it cannot deadlock with
+// them.
 func waitWriters(ctx context.Context, conn *pgxpool.Conn, domainID, branchID int32) error {
 	if err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, domainID, branchID)
@@ -278,26 +323,68 @@ func waitWriters(ctx context.Context, conn *pgxpool.Conn, domainID, branchID int
 const backfillBatch = 5000
 
 // backfillIvals sets, in batches of the Kind's Records in key order, the
-// Attribute's value in ivals wherever it is not the one values holds
-// (as ->> reads them both).
-func backfillIvals(ctx context.Context, conn *pgxpool.Conn, a IndexArgs) error {
-	return ivalsBatches(ctx, conn, "backfill", a.DomainID, a.BranchID, a.KindName, a.Attribute,
-		`ivals = CASE WHEN m."values" ? $4 THEN coalesce(m.ivals, '{}') || jsonb_build_object($4::text, m."values" -> $4)
-		              ELSE m.ivals - $4::text END`,
-		`(m.ivals ->> $4) IS DISTINCT FROM (m."values" ->> $4)`)
+// values of every Attribute of the Kind whose index the branch records
+// (any state, a's among them) in ivals wherever one is not the one values
+// holds (as ->> reads them both): one pass writes every index recorded
+// before it, so k indexes of a Kind recorded together rewrite each Record
+// once. Each batch is a transaction holding the branch's ivalsLockSQL
+// shared, taken before it reads the recorded Attributes, so a drop that
+// forgot one and then waited for the lock (waitWriters) has no batch
+// still writing it. batch, when not nil, runs between the read and the
+// write.
+func backfillIvals(ctx context.Context, conn *pgxpool.Conn, a IndexArgs, batch func(context.Context) error) error {
+	lock := fmt.Sprintf(ivalsLockSQL, strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)))
+	after := ""
+	for {
+		var last *string
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+lock+`)`); err != nil {
+				return fmt.Errorf("lock: %w", err)
+			}
+			var attrs []string
+			if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(attribute::text ORDER BY attribute), '{}')
+				FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND kind = $3`,
+				a.DomainID, a.BranchID, a.KindName).Scan(&attrs); err != nil {
+				return fmt.Errorf("read the recorded indexes: %w", err)
+			}
+			if len(attrs) == 0 {
+				// Forgotten (the branch or Domain is being deleted):
+				// nothing to write.
+				return nil
+			}
+			if batch != nil {
+				if err := batch(ctx); err != nil {
+					return err
+				}
+			}
+			return tx.QueryRow(ctx, `WITH b AS (
+					SELECT m.key FROM mat_records m
+					 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
+					 ORDER BY m.key LIMIT $6),
+				u AS (
+					UPDATE mat_records m
+					   SET ivals = nullif((coalesce(m.ivals, '{}') - $4::text[])
+					       || coalesce((SELECT jsonb_object_agg(x, m."values" -> x) FROM unnest($4::text[]) x WHERE m."values" ? x), '{}'), '{}')
+					  FROM b
+					 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key
+					   AND EXISTS (SELECT 1 FROM unnest($4::text[]) x WHERE (m.ivals ->> x) IS DISTINCT FROM (m."values" ->> x))
+					RETURNING 1)
+				SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, attrs, after, backfillBatch).Scan(&last)
+		})
+		if err != nil {
+			return fmt.Errorf("backfill ivals of %s after %q: %w", a.KindName, after, err)
+		}
+		if last == nil {
+			return nil
+		}
+		after = *last
+	}
 }
 
 // clearIvals removes the Attribute from the ivals of the Kind's Records
-// (NULL once none is left).
+// (NULL once none is left), in batches of the Kind's Records in key order,
+// one statement a batch.
 func clearIvals(ctx context.Context, conn *pgxpool.Conn, a IndexDropArgs) error {
-	return ivalsBatches(ctx, conn, "clear", a.DomainID, a.BranchID, a.KindName, a.Attribute,
-		`ivals = nullif(m.ivals - $4::text, '{}')`, `m.ivals ? $4`)
-}
-
-// ivalsBatches updates ivals (set, where stale holds; both constants of
-// this package that read the Attribute as $4) in batches of the Kind's
-// Records in key order, one transaction a batch.
-func ivalsBatches(ctx context.Context, conn *pgxpool.Conn, what string, domainID, branchID int32, kind, attribute, set, stale string) error {
 	after := ""
 	for {
 		var last *string
@@ -306,13 +393,13 @@ func ivalsBatches(ctx context.Context, conn *pgxpool.Conn, what string, domainID
 				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
 				 ORDER BY m.key LIMIT $6),
 			u AS (
-				UPDATE mat_records m SET `+set+`
+				UPDATE mat_records m SET ivals = nullif(m.ivals - $4::text, '{}')
 				  FROM b
-				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND `+stale+`
+				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND m.ivals ? $4
 				RETURNING 1)
-			SELECT max(b.key) FROM b`, domainID, branchID, kind, attribute, after, backfillBatch).Scan(&last)
+			SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last)
 		if err != nil {
-			return fmt.Errorf("%s ivals of %s.%s after %q: %w", what, kind, attribute, after, err)
+			return fmt.Errorf("clear ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
 		}
 		if last == nil {
 			return nil
@@ -391,6 +478,13 @@ func DropIndex(ctx context.Context, s *store.Store, a IndexDropArgs) error {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `RESET statement_timeout`) //nolint:errcheck // the session setting goes with the connection
+	// A commit, copy batch or backfill batch of another index of the
+	// branch that read the recorded set before it was forgotten may still
+	// write its value; once these end, none does, and clearIvals below
+	// leaves none.
+	if err := waitWriters(ctx, conn, a.DomainID, a.BranchID); err != nil {
+		return fmt.Errorf("drop index %s: %w", name, err)
+	}
 	if err := dropIndex(ctx, conn, name); err != nil {
 		return fmt.Errorf("drop index %s: %w", name, err)
 	}

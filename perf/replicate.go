@@ -92,15 +92,18 @@ func (x replicaSQL) values(kind, key, v string) string {
 }
 
 // records copies the base's Records of main into the replica ($1 the
-// Domain, $2 main) and adds the replica's present Records to main's Record
+// Domain, $2 main), their ivals those of the replica's values for the
+// indexes main records (a base Record without ivals has none), and adds the replica's present Records to main's Record
 // counters (migrations/0014_record_counts), counted from the rows it
 // inserts; it answers the number of Records inserted.
 func (x replicaSQL) records() string {
 	return `WITH copied AS (
-	INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, iseq)
-	SELECT domain_id, branch_id, ` + x.key("key") + `, kind, title, ` + x.values("kind", "key", "values") + `,
-	       search, lineage, created_seq, seq, versions, deleted, iseq
-	  FROM ` + x.source("mat_records", "key") + `
+	INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, iseq, ivals)
+	SELECT domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, deleted, iseq,
+	       CASE WHEN ivals IS NOT NULL THEN lb_ivals($1, $2, kind, values) END
+	  FROM (SELECT domain_id, branch_id, ` + x.key("key") + ` AS key, kind, title, ` + x.values("kind", "key", "values") + ` AS values,
+	               search, lineage, created_seq, seq, versions, deleted, iseq, ivals
+	          FROM ` + x.source("mat_records", "key") + `) r
 	RETURNING kind, deleted),
 	counted AS (
 	INSERT INTO mat_counts AS c (domain_id, branch_id, kind, records)

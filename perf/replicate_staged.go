@@ -79,8 +79,11 @@ func unstage(ctx context.Context, conn *pgxpool.Conn) error {
 }
 
 // dropIndexes drops the indexes of the copied tables that are neither
-// primary keys nor unique, keeping their definitions in droppedIndexes, in
-// one transaction; it answers how many it dropped.
+// primary keys nor unique, and the per-Attribute indexes (partial indexes
+// of a partition of mat_records, jobs.IndexName), keeping their
+// definitions in droppedIndexes, in one transaction; it answers how many
+// it dropped. The per-Attribute ones stay recorded and ready in
+// attribute_indexes: no read runs until restoreIndexes built them again.
 func dropIndexes(ctx context.Context, conn *pgxpool.Conn) (int, error) {
 	names := make([]string, 0, len(stagedTables()))
 	for _, t := range stagedTables() {
@@ -96,7 +99,8 @@ func dropIndexes(ctx context.Context, conn *pgxpool.Conn) (int, error) {
 		rows, err := tx.Query(ctx, `INSERT INTO `+droppedIndexes+` (name, def)
 			SELECT i.indexrelid::regclass::text, replace(pg_get_indexdef(i.indexrelid), ' ON ONLY ', ' ON ')
 			  FROM pg_index i
-			 WHERE i.indrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) t)
+			 WHERE (i.indrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) t)
+			        OR i.indexrelid::regclass::text LIKE 'mat\_records\_attr\_%')
 			   AND NOT i.indisprimary AND NOT i.indisunique
 			ON CONFLICT (name) DO NOTHING
 			RETURNING name`, names)

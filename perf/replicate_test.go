@@ -26,6 +26,9 @@ func TestReplicate(t *testing.T) {
 	// they were.
 	indexes := indexDefs(t, s)
 	require.Contains(t, indexes, "mat_records_search_idx")
+	// The load built the per-Attribute indexes and wrote ivals.
+	baseIvals := requireIndexedLoad(t, s, res.DomainID)
+	require.Positive(t, baseIvals)
 	dropped, err := perf.DropReplicaIndexes(ctx, s)
 	require.NoError(t, err)
 	require.Positive(t, dropped)
@@ -39,6 +42,9 @@ func TestReplicate(t *testing.T) {
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname LIKE 'perf\_%'`).Scan(&leftover))
 	require.Zero(t, leftover, "staging tables or index definitions left behind")
 	require.Positive(t, rep.Rows)
+	// The replicas carry the ivals of their own values, and the
+	// per-Attribute indexes came back with the others (indexDefs above).
+	require.Equal(t, cfg.Replicas*baseIvals, requireIndexedLoad(t, s, res.DomainID))
 
 	g, err := supply.New(cfg)
 	require.NoError(t, err)

@@ -59,29 +59,50 @@ func NewWorkloadIn(ctx context.Context, s *store.Store, domain string, gen *supp
 }
 
 // BuildIndexes builds the per-Attribute indexes of main's schema, as the
-// store.index jobs would (idempotent: existing indexes are kept).
+// store.index jobs would (idempotent: existing indexes are kept; on a seed
+// loaded with them, BuildSchemaIndexes, every one is ready and nothing is
+// rewritten), then runs ANALYZE.
 func (w *Workload) BuildIndexes(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
-	var compiled []byte
-	err := w.Store.Pool.QueryRow(ctx, `SELECT compiled FROM schemas WHERE domain_id = $1 AND branch_id = $2`,
-		w.DomainID, w.BranchID).Scan(&compiled)
-	if err != nil {
-		return 0, fmt.Errorf("build indexes: read schema: %w", err)
-	}
-	var sc schema.Schema
-	if err := json.Unmarshal(compiled, &sc); err != nil {
-		return 0, fmt.Errorf("build indexes: decode schema: %w", err)
-	}
-	for _, a := range jobs.IndexBuildsForSchema(nil, &sc) {
-		a.DomainID, a.BranchID = w.DomainID, w.BranchID
-		if err := jobs.BuildIndex(ctx, w.Store, a); err != nil {
-			return 0, fmt.Errorf("build indexes: %s.%s: %w", a.KindName, a.Attribute, err)
-		}
+	if err := BuildSchemaIndexes(ctx, w.Store, w.DomainID, w.BranchID); err != nil {
+		return 0, err
 	}
 	if _, err := w.Store.Pool.Exec(ctx, "ANALYZE", pgx.QueryExecModeSimpleProtocol); err != nil {
 		return 0, fmt.Errorf("build indexes: analyze: %w", err)
 	}
 	return time.Since(start), nil
+}
+
+// BuildSchemaIndexes records every per-Attribute index of the branch's
+// schema (jobs.RecordIndexes, as a schema change does) and builds them one
+// after the other with jobs.BuildIndex: the first build of a Kind writes
+// the values of all its indexes into ivals in one pass, the others find
+// nothing stale, and on an empty branch each is instant. The load calls it
+// before its first batch, so its commits write ivals as they go.
+func BuildSchemaIndexes(ctx context.Context, s *store.Store, domainID, branchID int32) error {
+	var compiled []byte
+	err := s.Pool.QueryRow(ctx, `SELECT compiled FROM schemas WHERE domain_id = $1 AND branch_id = $2`,
+		domainID, branchID).Scan(&compiled)
+	if err != nil {
+		return fmt.Errorf("build indexes: read schema: %w", err)
+	}
+	var sc schema.Schema
+	if err := json.Unmarshal(compiled, &sc); err != nil {
+		return fmt.Errorf("build indexes: decode schema: %w", err)
+	}
+	builds := jobs.IndexBuildsForSchema(nil, &sc)
+	if err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		return jobs.RecordIndexes(ctx, tx, domainID, branchID, builds)
+	}); err != nil {
+		return fmt.Errorf("build indexes: %w", err)
+	}
+	for _, a := range builds {
+		a.DomainID, a.BranchID = domainID, branchID
+		if err := jobs.BuildIndex(ctx, s, a); err != nil {
+			return fmt.Errorf("build indexes: %s.%s: %w", a.KindName, a.Attribute, err)
+		}
+	}
+	return nil
 }
 
 // cycle hands out the items of a list in turn.

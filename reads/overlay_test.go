@@ -506,10 +506,27 @@ func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 		return tx.QueryRow(ctx, `SELECT lb_query_by_attribute_sql('ov', 'Part', 'maker', 'AS-7', '', 100)`).Scan(&page)
 	}))
 	require.Contains(t, page, "iseq > ")
-	for _, scope := range []*fixture{b, a, nil} {
+	// One connection: the statement Domain A's attribute query prepared
+	// (lb_rec_prepared, run by the function as the owner) is the one the
+	// other Domain's call of the same text finds in the session.
+	conn, err := s.Pool.Acquire(a.ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	require.NoError(t, pgx.BeginFunc(a.ctx, conn, func(tx pgx.Tx) error {
+		if err := store.Scope(a.ctx, tx, a.domain); err != nil {
+			return err
+		}
+		var n int
+		if err := tx.QueryRow(a.ctx, `SELECT count(*) FROM lb_query_by_attribute('ov', 'Part', 'maker', 'AS-7', '', 100)`).Scan(&n); err != nil {
+			return err
+		}
+		require.NotZero(t, n)
+		return nil
+	}))
+	for _, scope := range []*fixture{b, a, nil, b} {
 		var n, pn int
 		var none bool
-		require.NoError(t, pgx.BeginFunc(a.ctx, s.Pool, func(tx pgx.Tx) error {
+		require.NoError(t, pgx.BeginFunc(a.ctx, conn, func(tx pgx.Tx) error {
 			if scope != nil {
 				if err := store.Scope(a.ctx, tx, scope.domain); err != nil {
 					return err

@@ -1,0 +1,155 @@
+package reads_test
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/store"
+)
+
+// preparedPlans reads the session's statements of lb_rec_prepared: name ->
+// generic and custom plans used.
+func preparedPlans(t *testing.T, f *fixture, conn *pgxpool.Conn) map[string][2]int64 {
+	t.Helper()
+	rows, err := conn.Query(f.ctx, `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE name LIKE 'lb\_rec\_%'`)
+	require.NoError(t, err)
+	out := map[string][2]int64{}
+	for rows.Next() {
+		var n string
+		var g, c int64
+		require.NoError(t, rows.Scan(&n, &g, &c))
+		out[n] = [2]int64{g, c}
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// TestOverlayPagePlannedOnce: an overlay's pages and attribute queries run
+// one prepared statement a shape (Kind, Attribute, limit) in a session,
+// with its generic plan, whatever the value and the page's start; their
+// answers equal the copy's.
+func TestOverlayPagePlannedOnce(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "overlay-prepared", "")
+	conn, err := f.s.Pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	keys := func(br, call string, args ...any) []string {
+		var out []string
+		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+				return err
+			}
+			rows, err := tx.Query(f.ctx, `SELECT key || ' ' || title || ' ' || "values"::text || ' ' || coalesce(revision, '') FROM `+call,
+				append([]any{br}, args...)...)
+			if err != nil {
+				return err
+			}
+			out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		}))
+		return out
+	}
+	before := preparedPlans(t, f, conn)
+	calls := []struct {
+		call string
+		args []any
+	}{
+		{`lb_page($1, 'Part', $2, 5, NULL)`, []any{""}},
+		{`lb_page($1, 'Part', $2, 5, NULL)`, []any{"P-3"}},
+		{`lb_page($1, 'Part', $2, 5, NULL)`, []any{"P-7"}},
+		{`lb_query_by_attribute($1, 'Part', 'maker', $2, $3, 5)`, []any{"S-1", ""}},
+		{`lb_query_by_attribute($1, 'Part', 'maker', $2, $3, 5)`, []any{"S-1", "P-3"}},
+		{`lb_query_by_attribute($1, 'Part', 'maker', $2, $3, 5)`, []any{"S-7", ""}},
+		// A value and a start that need quoting.
+		{`lb_query_by_attribute($1, 'Part', 'maker', $2, $3, 5)`, []any{`S-'1\`, `P-'3\`}},
+	}
+	for _, c := range calls {
+		got, want := keys("ov", c.call, c.args...), keys("ref", c.call, c.args...)
+		require.Equal(t, want, got, "%s %v", c.call, c.args)
+	}
+	after := preparedPlans(t, f, conn)
+	used := 0
+	var generic, custom int64
+	for n, p := range after {
+		if p != before[n] {
+			used++
+			generic += p[0] - before[n][0]
+			custom += p[1] - before[n][1]
+		}
+	}
+	require.Equal(t, 2, used, "one statement for the page, one for the attribute query: %v", after)
+	require.Equal(t, int64(len(calls)), generic, "%v", after)
+	require.Zero(t, custom, "%v", after)
+}
+
+// TestOverlayPreparedStatementReplaced: a statement prepared in the session
+// under the name lb_rec_prepared gives a read's statement, with another
+// text, is replaced, not run (the read functions run it as their owner).
+func TestOverlayPreparedStatementReplaced(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "overlay-prepared-hostile", "")
+	conn, err := f.s.Pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	for _, c := range []string{
+		`lb_query_by_attribute%s('%s', 'Part', 'maker', 'S-1', '', 100)`,
+		`lb_page%s('%s', 'Part', 'P-3', 100)`,
+	} {
+		var stmt string
+		var got, want []string
+		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(f.ctx, `SELECT `+fmt.Sprintf(c, "_sql", "ov")).Scan(&stmt); err != nil {
+				return err
+			}
+			m := preparedStmt.FindStringSubmatch(stmt)
+			require.NotNil(t, m, stmt)
+			sum := md5.Sum([]byte(strings.ReplaceAll(m[1], "''", "'")))
+			name := "lb_rec_" + hex.EncodeToString(sum[:])
+			var had bool
+			if err := tx.QueryRow(f.ctx, `SELECT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = $1)`, name).Scan(&had); err != nil {
+				return err
+			}
+			if had {
+				if _, err := tx.Exec(f.ctx, `DEALLOCATE `+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.Exec(f.ctx, `PREPARE `+name+`(text, text) AS SELECT 'evil'::text, 'Part'::text, 'evil'::text, '{}'::jsonb, NULL::text`,
+				pgx.QueryExecModeSimpleProtocol); err != nil {
+				return err
+			}
+			for _, x := range []struct {
+				br  string
+				out *[]string
+			}{{"ov", &got}, {"ref", &want}} {
+				rows, err := tx.Query(f.ctx, `SELECT key FROM `+fmt.Sprintf(c, "", x.br), pgx.QueryExecModeSimpleProtocol)
+				if err != nil {
+					return err
+				}
+				if *x.out, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+					return err
+				}
+			}
+			var text string
+			if err := tx.QueryRow(f.ctx, `SELECT statement FROM pg_prepared_statements WHERE name = $1`, name).Scan(&text); err != nil {
+				return err
+			}
+			require.Contains(t, text, "mat_records", c)
+			return nil
+		}))
+		require.NotContains(t, got, "evil", c)
+		require.NotEmpty(t, want, c)
+		require.Equal(t, want, got, c)
+	}
+}

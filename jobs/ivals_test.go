@@ -134,27 +134,8 @@ func (f *ivalsFixture) runJobs(t *testing.T) {
 // row changes it.
 func (f *ivalsFixture) xmins(t *testing.T) map[string]string {
 	t.Helper()
-	rows, err := f.s.Pool.Query(context.Background(), `SELECT key, xmin::text FROM mat_records
+	return pgtest.RowVersions(t, f.s.Pool, `SELECT key, xmin::text FROM mat_records
 		WHERE domain_id = $1 AND branch_id = $2 AND kind = 'Supplier'`, f.domain, f.branch)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for rows.Next() {
-		var k, x string
-		require.NoError(t, rows.Scan(&k, &x))
-		out[k] = x
-	}
-	require.NoError(t, rows.Err())
-	return out
-}
-
-func rewritten(before, after map[string]string) int {
-	n := 0
-	for k, x := range after {
-		if before[k] != x {
-			n++
-		}
-	}
-	return n
 }
 
 // requireIvals checks that every Record's ivals are its values restricted
@@ -213,11 +194,11 @@ func TestSchemaChangeIndexesRewriteEachRecordOnce(t *testing.T) {
 
 	before := f.xmins(t)
 	require.NoError(t, jobs.BuildIndex(ctx, s, f.args("country")))
-	require.Equal(t, 300, rewritten(before, f.xmins(t)), "the first build rewrites each Supplier")
+	require.Equal(t, 300, pgtest.Rewritten(before, f.xmins(t)), "the first build rewrites each Supplier")
 	f.requireIvals(t, "country", "vat")
 	before = f.xmins(t)
 	require.NoError(t, jobs.BuildIndex(ctx, s, f.args("vat")))
-	require.Zero(t, rewritten(before, f.xmins(t)), "the second build finds nothing stale")
+	require.Zero(t, pgtest.Rewritten(before, f.xmins(t)), "the second build finds nothing stale")
 	var ready int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM attribute_indexes WHERE domain_id = $1 AND ready`, f.domain).Scan(&ready))
 	require.Equal(t, 2, ready)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 	"github.com/lorebase/lorebase/store"
@@ -15,26 +16,7 @@ import (
 // Domain: an update of a row changes it.
 func rowVersions(t *testing.T, s *store.Store, domainID int32) map[string]string {
 	t.Helper()
-	rows, err := s.Pool.Query(context.Background(), `SELECT key, xmin::text FROM mat_records WHERE domain_id = $1`, domainID)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for rows.Next() {
-		var k, x string
-		require.NoError(t, rows.Scan(&k, &x))
-		out[k] = x
-	}
-	require.NoError(t, rows.Err())
-	return out
-}
-
-func changedRows(before, after map[string]string) int {
-	n := 0
-	for k, x := range after {
-		if before[k] != x {
-			n++
-		}
-	}
-	return n
+	return pgtest.RowVersions(t, s.Pool, `SELECT key, xmin::text FROM mat_records WHERE domain_id = $1`, domainID)
 }
 
 // requireIndexedLoad checks that the schema's per-Attribute indexes of the
@@ -121,7 +103,7 @@ func TestLoadWritesIvals(t *testing.T) {
 			before := rowVersions(t, s, domainID)
 			_, err = w.BuildIndexes(ctx)
 			require.NoError(t, err)
-			changed := changedRows(before, rowVersions(t, s, domainID))
+			changed := pgtest.Rewritten(before, rowVersions(t, s, domainID))
 			with := requireIndexedLoad(t, s, domainID)
 			require.Positive(t, with)
 			if tc.rewritten {

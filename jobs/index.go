@@ -334,10 +334,11 @@ const backfillBatch = 5000
 // write.
 func backfillIvals(ctx context.Context, conn *pgxpool.Conn, a IndexArgs, batch func(context.Context) error) error {
 	lock := fmt.Sprintf(ivalsLockSQL, strconv.Itoa(int(a.DomainID)), strconv.Itoa(int(a.BranchID)))
-	after := ""
-	for {
-		var last *string
-		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	stmt := ivalsBatchSQL(`ivals = nullif((coalesce(m.ivals, '{}') - $4::text[])
+		       || coalesce((SELECT jsonb_object_agg(x, m."values" -> x) FROM unnest($4::text[]) x WHERE m."values" ? x), '{}'), '{}')`,
+		`EXISTS (SELECT 1 FROM unnest($4::text[]) x WHERE (m.ivals ->> x) IS DISTINCT FROM (m."values" ->> x))`)
+	return keyBatches(func(after string) (last *string, err error) {
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+lock+`)`); err != nil {
 				return fmt.Errorf("lock: %w", err)
 			}
@@ -357,52 +358,54 @@ func backfillIvals(ctx context.Context, conn *pgxpool.Conn, a IndexArgs, batch f
 					return err
 				}
 			}
-			return tx.QueryRow(ctx, `WITH b AS (
-					SELECT m.key FROM mat_records m
-					 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
-					 ORDER BY m.key LIMIT $6),
-				u AS (
-					UPDATE mat_records m
-					   SET ivals = nullif((coalesce(m.ivals, '{}') - $4::text[])
-					       || coalesce((SELECT jsonb_object_agg(x, m."values" -> x) FROM unnest($4::text[]) x WHERE m."values" ? x), '{}'), '{}')
-					  FROM b
-					 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key
-					   AND EXISTS (SELECT 1 FROM unnest($4::text[]) x WHERE (m.ivals ->> x) IS DISTINCT FROM (m."values" ->> x))
-					RETURNING 1)
-				SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, attrs, after, backfillBatch).Scan(&last)
+			return tx.QueryRow(ctx, stmt, a.DomainID, a.BranchID, a.KindName, attrs, after, backfillBatch).Scan(&last)
 		})
 		if err != nil {
-			return fmt.Errorf("backfill ivals of %s after %q: %w", a.KindName, after, err)
+			return nil, fmt.Errorf("backfill ivals of %s after %q: %w", a.KindName, after, err)
 		}
-		if last == nil {
-			return nil
-		}
-		after = *last
-	}
+		return last, nil
+	})
 }
 
 // clearIvals removes the Attribute from the ivals of the Kind's Records
 // (NULL once none is left), in batches of the Kind's Records in key order,
 // one statement a batch.
 func clearIvals(ctx context.Context, conn *pgxpool.Conn, a IndexDropArgs) error {
+	stmt := ivalsBatchSQL(`ivals = nullif(m.ivals - $4::text, '{}')`, `m.ivals ? $4`)
+	return keyBatches(func(after string) (last *string, err error) {
+		if err := conn.QueryRow(ctx, stmt, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last); err != nil {
+			return nil, fmt.Errorf("clear ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
+		}
+		return last, nil
+	})
+}
+
+// ivalsBatchSQL is the statement of one batch of an ivals rewrite: the
+// branch's next backfillBatch Records of the Kind in key order after $5
+// ($1 Domain, $2 branch, $3 Kind, $6 the batch size), those of them where
+// stale holds updated by set (both read the Attribute or Attributes as
+// $4). It answers the batch's last key, NULL when none is left.
+func ivalsBatchSQL(set, stale string) string {
+	return `WITH b AS (
+			SELECT m.key FROM mat_records m
+			 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
+			 ORDER BY m.key LIMIT $6),
+		u AS (
+			UPDATE mat_records m SET ` + set + `
+			  FROM b
+			 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND ` + stale + `
+			RETURNING 1)
+		SELECT max(b.key) FROM b`
+}
+
+// keyBatches runs batch with the last key of the batch before it ("" for
+// the first) until a batch answers none.
+func keyBatches(batch func(after string) (*string, error)) error {
 	after := ""
 	for {
-		var last *string
-		err := conn.QueryRow(ctx, `WITH b AS (
-				SELECT m.key FROM mat_records m
-				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.kind = $3 AND m.key > $5
-				 ORDER BY m.key LIMIT $6),
-			u AS (
-				UPDATE mat_records m SET ivals = nullif(m.ivals - $4::text, '{}')
-				  FROM b
-				 WHERE m.domain_id = $1 AND m.branch_id = $2 AND m.key = b.key AND m.ivals ? $4
-				RETURNING 1)
-			SELECT max(b.key) FROM b`, a.DomainID, a.BranchID, a.KindName, a.Attribute, after, backfillBatch).Scan(&last)
-		if err != nil {
-			return fmt.Errorf("clear ivals of %s.%s after %q: %w", a.KindName, a.Attribute, after, err)
-		}
-		if last == nil {
-			return nil
+		last, err := batch(after)
+		if err != nil || last == nil {
+			return err
 		}
 		after = *last
 	}

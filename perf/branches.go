@@ -399,8 +399,8 @@ func timed(ctx context.Context, fn func(context.Context) error) (time.Duration, 
 }
 
 func (b *branchRun) deleteBranch(ctx context.Context) error {
-	var id int32
-	if err := b.w.Store.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, b.w.DomainID, b.deletedBranch()).Scan(&id); err != nil {
+	id, err := branchIDOf(ctx, b.w.Store, b.w.DomainID, b.deletedBranch())
+	if err != nil {
 		return fmt.Errorf("find the %s: %w", b.out.Deleted, err)
 	}
 	start := time.Now()

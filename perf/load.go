@@ -94,6 +94,15 @@ type loadProvenance struct {
 	Marker     string `json:"marker,omitempty"`
 }
 
+// branchIDOf answers the id of the Domain's branch name.
+func branchIDOf(ctx context.Context, s *store.Store, domainID int32, name string) (int32, error) {
+	var id int32
+	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, domainID, name).Scan(&id); err != nil {
+		return 0, fmt.Errorf("branch %s: %w", name, err)
+	}
+	return id, nil
+}
+
 // Load loads the supply Domain into the store through the commit pipeline:
 // the Domain and its schema first when missing, the schema's per-Attribute
 // indexes (BuildSchemaIndexes) when batches are left, then the batches no
@@ -129,9 +138,9 @@ func Load(ctx context.Context, s *store.Store, opts LoadOptions) (*LoadResult, e
 	if err := ensureSchema(ctx, s, pipe, d.ID); err != nil {
 		return nil, fmt.Errorf("load supply: %w", err)
 	}
-	var branchID int32
-	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, d.ID, Branch).Scan(&branchID); err != nil {
-		return nil, fmt.Errorf("load supply: branch %s: %w", Branch, err)
+	branchID, err := branchIDOf(ctx, s, d.ID, Branch)
+	if err != nil {
+		return nil, fmt.Errorf("load supply: %w", err)
 	}
 	done, err := committedBatches(ctx, s, d.ID, opts.Domain, prov)
 	if err != nil {

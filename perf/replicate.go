@@ -186,9 +186,9 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 	if err != nil {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
-	var branchID int32
-	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, d.ID, Branch).Scan(&branchID); err != nil {
-		return nil, fmt.Errorf("replicate: branch %s: %w", Branch, err)
+	branchID, err := branchIDOf(ctx, s, d.ID, Branch)
+	if err != nil {
+		return nil, fmt.Errorf("replicate: %w", err)
 	}
 	c := base.Counts()
 	conn, err := s.Pool.Acquire(ctx)

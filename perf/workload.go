@@ -50,9 +50,9 @@ func NewWorkloadIn(ctx context.Context, s *store.Store, domain string, gen *supp
 	if err != nil {
 		return nil, fmt.Errorf("workload: %w", err)
 	}
-	var branchID int32
-	if err := s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = $2`, d.ID, Branch).Scan(&branchID); err != nil {
-		return nil, fmt.Errorf("workload: branch %s: %w", Branch, err)
+	branchID, err := branchIDOf(ctx, s, d.ID, Branch)
+	if err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
 	}
 	return &Workload{Store: s, Reader: reads.New(s, reads.Config{}), Pipeline: commit.New(s, commit.Config{}),
 		Gen: gen, DomainName: domain, DomainID: d.ID, BranchID: branchID, Seed: seed, Calls: max(calls, 1)}, nil

@@ -601,11 +601,17 @@ func NewClientWith(pool *pgxpool.Pool, workers *river.Workers, queues map[string
 
 // EnqueueKindIndexes queues, in the caller's transaction, the index builds
 // of the given Attributes of one Kind on a branch (an overlay that grew
-// past the overlay index threshold).
+// past the overlay index threshold), and records them (RecordIndexes), not
+// ready, so the first build's backfill writes the values of them all.
 func EnqueueKindIndexes(ctx context.Context, client *river.Client[pgx.Tx], tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
+	builds := make([]IndexArgs, len(attributes))
 	params := make([]river.InsertManyParams, len(attributes))
 	for i, a := range attributes {
-		params[i] = river.InsertManyParams{Args: IndexArgs{DomainID: domainID, BranchID: branchID, KindName: kind, Attribute: a}}
+		builds[i] = IndexArgs{DomainID: domainID, BranchID: branchID, KindName: kind, Attribute: a}
+		params[i] = river.InsertManyParams{Args: builds[i]}
+	}
+	if err := RecordIndexes(ctx, tx, domainID, branchID, builds); err != nil {
+		return err
 	}
 	if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 		return fmt.Errorf("enqueue index builds of %s: %w", kind, err)

@@ -430,3 +430,66 @@ func TestIndexNameInSQL(t *testing.T) {
 		require.Equal(t, jobs.IndexName(tc.domain, tc.branch, tc.kind, tc.attribute), got, "%+v", tc)
 	}
 }
+
+// TestOverlayIndexesRewriteEachRecordOnce: an overlay whose own Records of a
+// Kind grow past the threshold records that Kind's indexes with the commit
+// that queues their builds, so the first build rewrites each of its
+// Records once, writing every indexed value, and the second rewrites none.
+func TestOverlayIndexesRewriteEachRecordOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	f := newIvalsFixture(t, s, "overlay-once")
+	f.putSchema(t, "country", "vat")
+	f.runJobs(t)
+	f.commit(t, 20)
+
+	client, err := jobs.NewClient(s.Pool, nil, nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	pipe := commit.New(s, commit.Config{
+		OverlayIndexThreshold: 5,
+		IndexBuilds: func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
+			return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
+		},
+		IndexName: jobs.IndexName,
+	})
+	noCopy := store.BranchJobs{Copy: func(context.Context, pgx.Tx, int32, int32, json.RawMessage) error { return nil }}
+	_, err = s.CreateBranch(ctx, f.domain, store.CreateBranchRequest{Name: "agent/1", From: "main"}, noCopy)
+	require.NoError(t, err)
+	var overlay int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'agent/1'`, f.domain).Scan(&overlay))
+
+	var cs []commit.Change
+	for i := 0; i < 12; i++ {
+		v := fmt.Sprintf(`{"name": "Own %d", "country": "O%d"}`, i, i%4)
+		if i%3 != 0 {
+			v = fmt.Sprintf(`{"name": "Own %d", "country": "O%d", "vat": "OV%03d"}`, i, i%4, i)
+		}
+		cs = append(cs, commit.Change{Op: "put", Kind: "Supplier", Key: fmt.Sprintf("O-%03d", i), Values: json.RawMessage(v)})
+	}
+	_, err = pipe.Commit(ctx, f.domain, "agent/1", &commit.Request{Author: "t", Message: "past the threshold", Changes: cs}, "")
+	require.NoError(t, err)
+
+	var recorded []string
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT coalesce(array_agg(attribute::text ORDER BY attribute), '{}')
+		FROM attribute_indexes WHERE domain_id = $1 AND branch_id = $2 AND NOT ready`, f.domain, overlay).Scan(&recorded))
+	require.Equal(t, []string{"country", "vat"}, recorded, "the commit that queues the builds records them")
+
+	versions := func() map[string]string {
+		return pgtest.RowVersions(t, s.Pool, `SELECT key, xmin::text FROM mat_records
+			WHERE domain_id = $1 AND branch_id = $2 AND kind = 'Supplier'`, f.domain, overlay)
+	}
+	args := func(attr string) jobs.IndexArgs {
+		return jobs.IndexArgs{DomainID: f.domain, BranchID: overlay, KindName: "Supplier", Attribute: attr}
+	}
+	before := versions()
+	require.NoError(t, jobs.BuildIndex(ctx, s, args("vat")))
+	require.Equal(t, 12, pgtest.Rewritten(before, versions()), "the first build rewrites each own Supplier")
+	before = versions()
+	require.NoError(t, jobs.BuildIndex(ctx, s, args("country")))
+	require.Zero(t, pgtest.Rewritten(before, versions()), "the second build finds nothing stale")
+	f.branch = overlay
+	f.requireIvals(t, "country", "vat")
+}

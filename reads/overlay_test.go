@@ -182,13 +182,13 @@ func TestOverlaySearchMatchesCopy(t *testing.T) {
 // TestOverlaySearchFewOwnKeysMatchesCopy: an overlay with few own rows
 // (up to 32) over a base that moved on after the fork tests the base's
 // results against its own keys and the base's changed keys read once per
-// search, where "ov" (more own rows) probes each result; its searches equal
-// a copy's. The overlay "ov3" is forked where "ov" was, so main's later
-// changes are past its fork: keys changed twice, deleted and revived,
-// created and deleted, renamed and changed in Attributes no search reads;
-// its own rows rename a key (searched text changed), change one in an
-// Attribute no search reads (searched text unchanged), delete one, create
-// one, and change one main also changed.
+// search, where "ov" (more own rows) probes its own key of each result;
+// the searches of both equal a copy's. The overlay "ov3" is forked where
+// "ov" was, so main's later changes are past its fork: keys changed
+// twice, deleted and revived, created and deleted, renamed and changed in
+// Attributes no search reads; its own rows rename a key (searched text
+// changed), change one in an Attribute no search reads (searched text
+// unchanged), delete one, create one, and change one main also changed.
 func TestOverlaySearchFewOwnKeysMatchesCopy(t *testing.T) {
 	t.Parallel()
 	f := overlayWorld(t, "overlay-search-few", "")
@@ -208,7 +208,7 @@ func TestOverlaySearchFewOwnKeysMatchesCopy(t *testing.T) {
 		return n
 	}
 	require.LessOrEqual(t, own("ov3"), 32, "ov3 reads its own keys as a list")
-	require.Greater(t, own("ov"), 32, "ov probes each result")
+	require.Greater(t, own("ov"), 32, "ov probes its own key of each result")
 	for _, pair := range [][2]string{{"ov3", "ref3"}, {"ov", "ref"}} {
 		for _, q := range overlayQueries() {
 			got, err := f.r.Search(f.ctx, f.domain, pair[0], q)

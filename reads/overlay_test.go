@@ -179,6 +179,49 @@ func TestOverlaySearchMatchesCopy(t *testing.T) {
 	}
 }
 
+// TestOverlaySearchFewOwnKeysMatchesCopy: an overlay with few own rows
+// (up to 32) over a base that moved on after the fork tests the base's
+// results against its own keys and the base's changed keys read once per
+// search, where "ov" (more own rows) probes its own key of each result;
+// the searches of both equal a copy's. The overlay "ov3" is forked where
+// "ov" was, so main's later changes are past its fork: keys changed
+// twice, deleted and revived, created and deleted, renamed and changed in
+// Attributes no search reads; its own rows rename a key (searched text
+// changed), change one in an Attribute no search reads (searched text
+// unchanged), delete one, create one, and change one main also changed.
+func TestOverlaySearchFewOwnKeysMatchesCopy(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "overlay-search-few", "")
+	fork := f.on("ov").model().ForkSeq
+	var id string
+	require.NoError(t, f.s.Pool.QueryRow(f.ctx, `SELECT id FROM revisions WHERE domain_id = $1 AND seq = $2`, f.domain, fork).Scan(&id))
+	ov3 := f.fork("ov3", "overlay", revInfo{ID: id, Seq: fork})
+	ov3.commit("agent3", "", patch("P-010", map[string]any{"name": "Part steel valve renamed"}),
+		patch("P-017", map[string]any{"weight": "9"}), del("P-024"),
+		put("Part", "P-400", map[string]any{"name": "Part steel hex new", "maker": "S-2"}),
+		patch("P-006", map[string]any{"name": "Part pump overlay side"}))
+	readyCopy(ov3, "ref3")
+	own := func(br string) int {
+		var n int
+		require.NoError(t, f.s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records m JOIN refs r ON r.domain_id = m.domain_id AND r.id = m.branch_id
+			WHERE m.domain_id = $1 AND r.name = $2`, f.domain, br).Scan(&n))
+		return n
+	}
+	require.LessOrEqual(t, own("ov3"), 32, "ov3 reads its own keys as a list")
+	require.Greater(t, own("ov"), 32, "ov probes its own key of each result")
+	for _, pair := range [][2]string{{"ov3", "ref3"}, {"ov", "ref"}} {
+		for _, q := range overlayQueries() {
+			got, err := f.r.Search(f.ctx, f.domain, pair[0], q)
+			require.NoError(t, err)
+			want, err := f.r.Search(f.ctx, f.domain, pair[1], q)
+			require.NoError(t, err)
+			require.False(t, want.Truncated, "%s %+v: the copy's ranking is exact", pair[1], q)
+			require.Equal(t, want.Results, got.Results, "%s against %s, %+v", pair[0], pair[1], q)
+			require.Equal(t, want.Corrections, got.Corrections, "%s against %s, %+v", pair[0], pair[1], q)
+		}
+	}
+}
+
 // TestOverlayReadsMatchCopy: every other read of an overlay equals the
 // copy's, Record by Record.
 func TestOverlayReadsMatchCopy(t *testing.T) {

@@ -153,3 +153,89 @@ func TestOverlayPreparedStatementReplaced(t *testing.T) {
 		require.Equal(t, want, got, c)
 	}
 }
+
+// TestOverlayPreparedRegistry: lb_rec_prepared runs a statement it
+// registered in the session without reading the catalog: a statement put
+// under the name behind its back (another text, the same rows) is run as it
+// is, not replaced; one deallocated behind its back is prepared again; with
+// the registry emptied, the catalog is read and the other text replaced.
+func TestOverlayPreparedRegistry(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "overlay-prepared-registry", "")
+	conn, err := f.s.Pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	const call = `lb_page%s('%s', 'Part', 'P-3', 100)`
+	var name, q string
+	read := func(br string) []string {
+		var out []string
+		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+				return err
+			}
+			rows, err := tx.Query(f.ctx, `SELECT key || ' ' || "values"::text FROM `+fmt.Sprintf(call, "", br), pgx.QueryExecModeSimpleProtocol)
+			if err != nil {
+				return err
+			}
+			out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		}))
+		return out
+	}
+	text := func() string {
+		var s string
+		require.NoError(t, conn.QueryRow(f.ctx, `SELECT coalesce((SELECT statement FROM pg_prepared_statements WHERE name = $1), '')`,
+			pgx.QueryExecModeSimpleProtocol, name).Scan(&s))
+		return s
+	}
+	exec := func(sql string) {
+		_, err := conn.Exec(f.ctx, sql, pgx.QueryExecModeSimpleProtocol)
+		require.NoError(t, err)
+	}
+	require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		var stmt string
+		if err := tx.QueryRow(f.ctx, `SELECT `+fmt.Sprintf(call, "_sql", "ov")).Scan(&stmt); err != nil {
+			return err
+		}
+		m := preparedStmt.FindStringSubmatch(stmt)
+		require.NotNil(t, m, stmt)
+		q = strings.ReplaceAll(m[1], "''", "'")
+		sum := md5.Sum([]byte(q))
+		name = "lb_rec_" + hex.EncodeToString(sum[:])
+		return nil
+	}))
+	want := read("ref")
+	require.NotEmpty(t, want)
+	ours := fmt.Sprintf("PREPARE %s(text, text) AS %s", name, q)
+	require.Equal(t, want, read("ov"))
+	require.Equal(t, ours, text(), "prepared on its first use")
+	var reg string
+	require.NoError(t, conn.QueryRow(f.ctx, `SELECT current_setting('lorebase.rec_prepared')`, pgx.QueryExecModeSimpleProtocol).Scan(&reg))
+	require.Contains(t, reg, strings.TrimPrefix(name, "lb_rec_"), "registered")
+
+	// Put back behind its back with another text and the same rows: a
+	// registered name is run without the catalog, so the text stays.
+	behind := ours + " /* behind */"
+	exec(`DEALLOCATE ` + name)
+	exec(behind)
+	require.Equal(t, want, read("ov"))
+	require.Equal(t, behind, text(), "a registered name is run, not looked up")
+
+	// Deallocated behind its back: prepared again.
+	require.NoError(t, conn.Conn().DeallocateAll(f.ctx))
+	require.Equal(t, want, read("ov"))
+	require.Equal(t, ours, text(), "prepared again")
+
+	// The registry emptied (a session reset): the catalog is read and a
+	// statement of another text under the name replaced, never run.
+	exec(`DEALLOCATE ` + name)
+	exec(fmt.Sprintf(`PREPARE %s(text, text) AS SELECT 'evil'::text, 'Part'::text, 'evil'::text, '{}'::jsonb, NULL::text`, name))
+	exec(`RESET lorebase.rec_prepared`)
+	got := read("ov")
+	require.NotContains(t, strings.Join(got, "\n"), "evil")
+	require.Equal(t, want, got)
+	require.Equal(t, ours, text(), "replaced")
+}

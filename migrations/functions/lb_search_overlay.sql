@@ -15,7 +15,13 @@
 -- terms). Every statement here is static and planned once a session
 -- (a generic plan): the overlay's rows by lb_search_overlay_own, inlined;
 -- the base's results with whether the overlay decides each key, in one
--- join.
+-- statement. Which keys the overlay decides is read once a call, before
+-- the base's search: the overlay's own keys (up to 32) and the base's keys
+-- whose iseq is past the fork that do not stand for their version at it
+-- (up to 1,000); while a list holds them all, the base's results are
+-- tested against it rather than each probed in the overlay's primary key,
+-- or read again from the base's rows (a partial match's base row is read
+-- again for the terms it matches).
 --
 -- The base is asked for more results than the limit (and with a larger
 -- partial minimum) until what it returned settles the answer: enough of
@@ -72,6 +78,13 @@ DECLARE
     tries int := 0;
     r record;
     or_q tsquery;
+    -- The keys the overlay decides, when few: its own (tombstones
+    -- included) and the base's changed after the fork (not standing for
+    -- their version at it); each list is used when it holds them all.
+    own_keys text[];
+    chg_keys text[];
+    own_all boolean;
+    chg_all boolean;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -84,6 +97,19 @@ BEGIN
     IF cs[2] < hs[2] THEN
         katts := lb_rec_kept_attrs(d, base);
     END IF;
+    SELECT array_agg(u.key::text) INTO own_keys
+      FROM (SELECT u.key FROM mat_records u WHERE u.domain_id = d AND u.branch_id = ov LIMIT 33) u;
+    SELECT array_agg(m.key::text) INTO chg_keys
+      FROM (SELECT m.key FROM mat_records m
+             WHERE m.domain_id = d AND m.branch_id = base AND m.iseq > cut
+               AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
+                       AND CASE jsonb_array_length(katts -> m.kind::text)
+                           WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
+                           ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
+                                   FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false)
+             LIMIT 1001) m;
+    own_all := coalesce(cardinality(own_keys), 0) <= 32;
+    chg_all := coalesce(cardinality(chg_keys), 0) <= 1000;
     SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
     IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text = lb_lexeme(words[1]) THEN
         -- One word, one lexeme: the overlay's best p_limit own matches
@@ -127,28 +153,36 @@ BEGIN
         -- the overlay decides its key (an own row, or a base row whose
         -- iseq is past the fork that does not stand for its version at the
         -- fork, as katts tells: the keys lb_search_overlay_changed reads),
-        -- in one statement.
+        -- in one statement: from the lists read above while they hold
+        -- every such key, otherwise by probing the result's key in the
+        -- overlay's primary key, or reading its base row again.
         SELECT array_agg(s.key ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.kind ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.title ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(s.score ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'),
                array_agg(CASE WHEN s.match = 'full' THEN nt
-                              ELSE (SELECT count(*) FILTER (WHERE m.search @@ t)::int FROM unnest(terms) t) END ORDER BY s.o)
+                              ELSE (SELECT count(*) FILTER (WHERE m.search @@ t)::int
+                                      FROM mat_records m CROSS JOIN unnest(terms) t
+                                     WHERE m.domain_id = d AND m.branch_id = base AND m.key = s.key) END ORDER BY s.o)
                    FILTER (WHERE s.match <> 'corrections'),
-               coalesce(array_agg(EXISTS (SELECT 1 FROM mat_records u WHERE u.domain_id = d AND u.branch_id = ov AND u.key = s.key)
-                                  OR (m.iseq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
-                                          AND CASE jsonb_array_length(katts -> m.kind::text)
-                                              WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
-                                              ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
-                                                      FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false))
+               coalesce(array_agg(CASE WHEN own_all THEN coalesce(s.key = ANY (own_keys), false)
+                                       ELSE EXISTS (SELECT 1 FROM mat_records u
+                                                     WHERE u.domain_id = d AND u.branch_id = ov AND u.key = s.key) END
+                                  OR CASE WHEN chg_all THEN coalesce(s.key = ANY (chg_keys), false)
+                                          ELSE coalesce((SELECT m.iseq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
+                                                                 AND CASE jsonb_array_length(katts -> m.kind::text)
+                                                                     WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
+                                                                     ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
+                                                                             FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false)
+                                                           FROM mat_records m
+                                                          WHERE m.domain_id = d AND m.branch_id = base AND m.key = s.key), false) END
                                   ORDER BY s.o) FILTER (WHERE s.match <> 'corrections'), '{}'),
                count(*) FILTER (WHERE s.match = 'full'), count(*) FILTER (WHERE s.match = 'partial'),
                max(s.ranked) FILTER (WHERE s.match = 'corrections'), bool_or(s.truncated) FILTER (WHERE s.match = 'corrections')
           INTO b_key, b_kind, b_title, b_score, b_matched, b_drop, nf, np, b_total, b_capped
           FROM lb_search_run(d, base, true, ARRAY[base], ARRAY[hs[2]], ARRAY[hs[2]], terms, words, corrs, corr, p_kind, lim,
                              p_candidates, pmin + pextra, p_partial_candidates)
-               WITH ORDINALITY s(key, kind, title, score, match, corrections, ranked, truncated, o)
-          LEFT JOIN mat_records m ON m.domain_id = d AND m.branch_id = base AND m.key = s.key;
+               WITH ORDINALITY s(key, kind, title, score, match, corrections, ranked, truncated, o);
         SELECT count(*) FILTER (WHERE NOT x.dr AND x.m = nt), count(*) FILTER (WHERE NOT x.dr AND x.m < nt)
           INTO nfk, npk
           FROM unnest(b_drop, b_matched) x(dr, m);

@@ -1,6 +1,11 @@
 -- lb_search_terms returns the query's words, each with its corrections
 -- from the lexicon of branch b of the transaction's Domain (lb_domain(),
--- never a parameter), and its term as a tsquery.
+-- never a parameter), and its term as a tsquery. A misspelled word's
+-- nearest words are read by a statement with the Domain, the branch and
+-- the word as literals, planned each time: a plan kept for the session
+-- (a generic plan, which PL/pgSQL takes after five calls) read the
+-- branch's lexicon whole through its primary key instead of the trigram
+-- index.
 CREATE OR REPLACE FUNCTION lb_search_terms(b integer, p_query text)
  RETURNS TABLE(word text, corrections text[], term tsquery)
  LANGUAGE plpgsql
@@ -22,10 +27,10 @@ BEGIN
         END IF;
         IF length(w) >= 3 AND w ~ '[[:alpha:]]' AND NOT EXISTS (
                SELECT 1 FROM mat_lexicon l WHERE l.domain_id = d AND l.branch_id = b AND l.word = w) THEN
-            SELECT coalesce(array_agg(z.word ORDER BY z.sim DESC, z.word), '{}') INTO c FROM (
-                SELECT l.word, similarity(l.word, w) AS sim FROM mat_lexicon l
-                 WHERE l.domain_id = d AND l.branch_id = b AND l.word % w
-                 ORDER BY 2 DESC, 1 LIMIT 3) z;
+            EXECUTE format($q$SELECT coalesce(array_agg(z.word ORDER BY z.sim DESC, z.word), '{}') FROM (
+                SELECT l.word, similarity(l.word, %3$L) AS sim FROM mat_lexicon l
+                 WHERE l.domain_id = %1$L AND l.branch_id = %2$L AND l.word %% %3$L
+                 ORDER BY 2 DESC, 1 LIMIT 3) z$q$, d, b, w) INTO c;
             FOR i IN 1..coalesce(array_length(c, 1), 0) LOOP
                 t := t || plainto_tsquery('simple', c[i]);
             END LOOP;

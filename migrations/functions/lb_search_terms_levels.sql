@@ -1,6 +1,12 @@
 -- lb_search_terms_levels: the query's words, their corrections from the
 -- lexicons of every level (a word any level holds is not corrected) and
--- each word's term. The Domain is the transaction's (lb_domain()).
+-- each word's term. The Domain is the transaction's (lb_domain()). A
+-- misspelled word's nearest words are read level by level (each level's
+-- best three, then the best three of those), each by a statement with the
+-- Domain, the level and the word as literals, as lb_search_terms reads
+-- one branch's: planned for that level, so that the trigram index serves
+-- a large lexicon (one statement over the levels, the branch a
+-- parameter, read every level's lexicon whole through its primary key).
 CREATE OR REPLACE FUNCTION lb_search_terms_levels(bs integer[], p_query text)
  RETURNS TABLE(word text, corrections text[], term tsquery)
  LANGUAGE plpgsql
@@ -13,6 +19,9 @@ DECLARE
     c text[];
     t tsquery;
     i int;
+    lb int;
+    cw text[];
+    cv real[];
 BEGIN
     IF cardinality(bs) = 1 THEN
         RETURN QUERY SELECT * FROM lb_search_terms(bs[1], p_query);
@@ -26,12 +35,18 @@ BEGIN
         END IF;
         IF length(w) >= 3 AND w ~ '[[:alpha:]]' AND NOT EXISTS (
                SELECT 1 FROM unnest(bs) lb(b), mat_lexicon l WHERE l.domain_id = d AND l.branch_id = lb.b AND l.word = w) THEN
+            cw := '{}';
+            cv := '{}';
+            FOREACH lb IN ARRAY bs LOOP
+                EXECUTE format($q$SELECT $1 || array_agg(z.word::text), $2 || array_agg(z.sim) FROM (
+                    SELECT l.word, similarity(l.word, %3$L) AS sim FROM mat_lexicon l
+                     WHERE l.domain_id = %1$L AND l.branch_id = %2$L AND l.word %% %3$L
+                     ORDER BY 2 DESC, 1 LIMIT 3) z$q$, d, lb, w)
+                   INTO cw, cv USING cw, cv;
+            END LOOP;
             SELECT coalesce(array_agg(z.word ORDER BY z.sim DESC, z.word), '{}') INTO c FROM (
-                SELECT y.word, max(y.sim) AS sim FROM unnest(bs) lb(b)
-                 CROSS JOIN LATERAL (SELECT l.word, similarity(l.word, w) AS sim FROM mat_lexicon l
-                        WHERE l.domain_id = d AND l.branch_id = lb.b AND l.word % w
-                        ORDER BY 2 DESC, 1 LIMIT 3) y
-                 GROUP BY y.word
+                SELECT y.word COLLATE "C" AS word, max(y.sim) AS sim FROM unnest(cw, cv) y(word, sim)
+                 GROUP BY 1
                  ORDER BY 2 DESC, 1 LIMIT 3) z;
             FOR i IN 1..coalesce(array_length(c, 1), 0) LOOP
                 t := t || plainto_tsquery('simple', c[i]);

@@ -8,7 +8,9 @@
 -- for three words the same of their triples (lb_search_triples: the first
 -- word's best plateau probed for the other two, lb_search_triple_top_sql,
 -- and the meeting of the three words' second plateaus, or best,
--- lb_search_triple_sql) and, when partial matching may follow, the partial match of a Kind or a
+-- lb_search_triple_sql, and the first pair's statements as for two words,
+-- lb_search_tier_pairs reading the second tier of the partial matches) and,
+-- when partial matching may follow, the partial match of a Kind or a
 -- past Revision (its first tier). An overlay read at its head over its
 -- base (lb_search_overlay) runs its base's search at the base's head: the
 -- base's statements, then the one reading the keys the overlay decides
@@ -104,6 +106,13 @@ BEGIN
             RETURN NEXT;
             statement := lb_search_triple_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                               s2[least(2, cardinality(s2))], words[3], s3[least(2, cardinality(s3))], p_limit);
+            RETURN NEXT;
+            -- The second tier of the partial matches from the pairs of
+            -- plateaus (lb_search_tier_pairs): the first pair's statements.
+            statement := lb_search_pair_top_sql(c.d, c.b, words[1], s1[1], words[2]);
+            RETURN NEXT;
+            statement := lb_search_pair_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
+                                            s2[least(2, cardinality(s2))], p_limit);
             RETURN NEXT;
         END IF;
     END IF;

@@ -173,10 +173,13 @@ BEGIN
                 -- that, were they independent, would meet in fewer than
                 -- 32 × p_candidates: the GIN index's AND of the terms reads
                 -- the full matches (their rows, up to one more than the
-                -- rarest term's Records or 32 × p_candidates,
+                -- rarest term's Records or 128 × p_candidates: words that
+                -- meet more often than independent ones, as assembly bolt
+                -- steel at 10M, expected in 31,828 Records, would
+                -- otherwise walk their postings for tens of seconds;
                 -- lb_search_full_keys). If it read them all, they are
                 -- ranked here, exactly.
-                probe := least(rare, 32::bigint * p_candidates)::int;
+                probe := least(rare, 128::bigint * p_candidates)::int;
                 SELECT f.keys, f.scores INTO fk, fs FROM lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1) f;
                 IF cardinality(fk) <= probe THEN
                     FOR r IN

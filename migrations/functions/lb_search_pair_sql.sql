@@ -3,9 +3,10 @@
 -- on branch b of Domain d (the meeting of two plateaus,
 -- lb_search_plateaus), as an array of keys. Both plateaus are ranges of
 -- the rank index in key order: lb_search_pair_merge runs it as a merge
--- join of the two ranges, stopping at the p_limit-th Record both hold;
--- lb_search_pair_probe as a nested loop probing p_y's posting of each
--- Record of p_x's plateau (the smaller). Both ranges keep between the
+-- join of the two ranges, stopping at the p_limit-th Record both hold
+-- (lb_search_pair_probe reads the same Records by lb_search_pair_probe_sql,
+-- a nested loop probing p_y's posting of each Record of p_x's plateau,
+-- the smaller). Both ranges keep between the
 -- larger of the two plateaus' first keys and the smaller of their last
 -- (lb_search_plateaus_from_sql): no Record outside holds both. At 10M the
 -- merge of sa's only plateau with pump's largest read 120,176 pages of

@@ -4,7 +4,8 @@
 -- one), for two words the reading of their postings' score plateaus
 -- (lb_search_pairs: the best plateaus of the first word probed in the
 -- second's postings, lb_search_pair_top_sql, and the meeting of the two
--- words' second plateaus, or best when a word has one, lb_search_pair_sql),
+-- words' second plateaus, or best when a word has one, lb_search_pair_sql,
+-- and the same read by probes, lb_search_pair_probe_sql),
 -- for three words the same of their triples (lb_search_triples: the first
 -- word's best plateau probed for the other two, lb_search_triple_top_sql,
 -- and the meeting of the three words' second plateaus, or best,
@@ -92,6 +93,9 @@ BEGIN
             RETURN NEXT;
             statement := lb_search_pair_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                             s2[least(2, cardinality(s2))], p_limit);
+            RETURN NEXT;
+            statement := lb_search_pair_probe_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
+                                                  s2[least(2, cardinality(s2))], p_limit);
             RETURN NEXT;
         END IF;
     END IF;

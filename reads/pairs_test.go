@@ -258,7 +258,7 @@ func TestSearchPairStatements(t *testing.T) {
 
 	// The plans: the statement lb_search_pair_sql writes for the two
 	// largest plateaus, with lb_search's settings and each function's own.
-	plan := func(settings ...string) string {
+	plan := func(fn string, settings ...string) string {
 		var lines []string
 		require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
 			for _, st := range append([]string{"enable_seqscan = off"}, settings...) {
@@ -267,7 +267,7 @@ func TestSearchPairStatements(t *testing.T) {
 				}
 			}
 			var stmt string
-			if err := tx.QueryRow(f.ctx, `SELECT lb_search_pair_sql($1, $2, 'alpha', $3, 'beta', $4, 20)`,
+			if err := tx.QueryRow(f.ctx, `SELECT `+fn+`($1, $2, 'alpha', $3, 'beta', $4, 20)`,
 				f.domain, f.branch, pa[len(pa)-1], pb[len(pb)-1]).Scan(&stmt); err != nil {
 				return err
 			}
@@ -280,12 +280,14 @@ func TestSearchPairStatements(t *testing.T) {
 		}))
 		return strings.Join(lines, "\n")
 	}
-	merge := plan("enable_nestloop = off", "enable_hashjoin = off")
+	merge := plan("lb_search_pair_sql", "enable_nestloop = off", "enable_hashjoin = off")
 	require.Contains(t, merge, "Merge Join", merge)
-	require.Equal(t, 2, strings.Count(merge, "mat_search_words_rank_idx")+strings.Count(merge, "_word_score_key_idx"), merge)
+	require.Equal(t, 2, rankScans(merge), merge)
 	require.NotContains(t, merge, "Sort", merge)
-	probe := plan("enable_mergejoin = off", "enable_hashjoin = off")
+	probe := plan("lb_search_pair_probe_sql", "enable_mergejoin = off", "enable_hashjoin = off")
 	require.Contains(t, probe, "Nested Loop", probe)
+	require.Contains(t, probe, "(key = s.key)", "each Record probed by its key: %s", probe)
+	require.NotContains(t, probe, "Join Filter", probe)
 	require.NotContains(t, probe, "Sort", probe)
 	require.NotContains(t, probe, "Bitmap", probe)
 }

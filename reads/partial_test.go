@@ -226,11 +226,17 @@ func TestSearchPartialTiers(t *testing.T) {
 	}
 	// Through lb_search, the partial walk scores at most 10 ×
 	// search.partial.candidates or 8 × search_candidates Records (the
-	// larger: 80 here) and the answer says when that was not enough.
+	// larger: 80 here) and the answer says when that was not enough (four
+	// words: three read their second tier from the pairs of their
+	// plateaus, TestSearchTierPairs, exactly).
 	narrow := reads.New(s, reads.Config{SearchCandidates: 10, PartialCandidates: 2})
-	res, err := narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma", Limit: 20})
+	res, err := narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma delta", Limit: 20})
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
+	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "alpha beta gamma", Limit: 20})
+	require.NoError(t, err)
+	require.False(t, res.Truncated)
+	requireSameRanking(t, s, f, "alpha beta gamma", rankByWords(t, s, f, "alpha beta gamma", 20), res.Results)
 
 	// A Kind reads the GIN index's partial tiers with their candidate
 	// cap: exact here (more candidates than matches), Parts only.

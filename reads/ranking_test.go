@@ -292,12 +292,18 @@ func TestSearchPostingsWalk(t *testing.T) {
 	// Partial matches have a budget of their own (10 × search.partial.
 	// candidates or 8 × search_candidates Records, the larger, once every
 	// full match is read): p5 is in one Record, so the GIN index reads the
-	// full matches; hundreds hold two of the three words.
+	// full matches; hundreds hold two of the three words. (Three words
+	// read their second tier from the pairs of their plateaus, exactly,
+	// with no budget: four words walk it.)
 	narrow := reads.New(s, reads.Config{SearchCandidates: 1, PartialCandidates: 1})
-	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta gamma", Limit: 20})
 	require.NoError(t, err)
 	require.True(t, res.Truncated)
 	require.NotEmpty(t, res.Results)
+	res, err = narrow.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	require.NoError(t, err)
+	require.False(t, res.Truncated)
+	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
 	res, err = r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
 	require.NoError(t, err)
 	require.False(t, res.Truncated, "the default partial budget ranks the partial matches exactly")
@@ -308,11 +314,11 @@ func TestSearchPostingsWalk(t *testing.T) {
 	// partial match, whatever search.partial.candidates says: exact, not
 	// truncated, where the walk with one partial candidate is truncated.
 	wide := reads.New(s, reads.Config{SearchCandidates: 1000, PartialCandidates: 1})
-	res, err = wide.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta", Limit: 20})
+	res, err = wide.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "p5 alpha beta gamma", Limit: 20})
 	require.NoError(t, err)
 	require.False(t, res.Truncated)
 	require.Greater(t, res.Ranked, 100, "every partial match ranked")
-	requireSameRanking(t, s, f, "p5 alpha beta", rankByWords(t, s, f, "p5 alpha beta", 20), res.Results)
+	requireSameRanking(t, s, f, "p5 alpha beta gamma", rankByWords(t, s, f, "p5 alpha beta gamma", 20), res.Results)
 }
 
 // TestSearchOneWordWithCorrections: a misspelled word is searched as the

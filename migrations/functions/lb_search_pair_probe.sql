@@ -1,5 +1,6 @@
--- lb_search_pair_probe: lb_search_pair_sql as a nested loop over p_x's
--- plateau (the smaller), one index probe of p_y's posting per Record.
+-- lb_search_pair_probe: the meeting of two plateaus as lb_search_pair_sql
+-- reads it, as a nested loop over p_x's plateau (the smaller), one index
+-- probe of p_y's posting per Record (lb_search_pair_probe_sql).
 CREATE OR REPLACE FUNCTION lb_search_pair_probe(d integer, b integer, p_x text, p_xs real, p_y text, p_ys real, p_limit integer)
  RETURNS text[]
  LANGUAGE plpgsql
@@ -11,7 +12,7 @@ AS $function$
 DECLARE
     keys text[];
 BEGIN
-    EXECUTE lb_search_pair_sql(d, b, p_x, p_xs, p_y, p_ys, p_limit) INTO keys;
+    EXECUTE lb_search_pair_probe_sql(d, b, p_x, p_xs, p_y, p_ys, p_limit) INTO keys;
     RETURN keys;
 END
 $function$;

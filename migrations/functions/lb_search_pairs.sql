@@ -12,9 +12,10 @@
 -- in a pair of the words' remaining plateaus: the pairs are read best sum
 -- first, each as the Records both plateaus hold in key order, a merge join
 -- of the two ranges (lb_search_pair_merge) or, when one plateau is small
--- beside the other (sizes counted up to p_count), one probe per Record of
--- the small one (lb_search_pair_probe), only as many as the answer still
--- needs. Reading stops when p_limit Records read score at least the next
+-- beside the other (sizes counted up to p_count; when neither is, their
+-- postings within the span of keys both cover, lb_search_pair_span), one
+-- probe per Record of the small one (lb_search_pair_probe), only as many
+-- as the answer still needs. Reading stops when p_limit Records read score at least the next
 -- pair's sum: no Record unread can beat them (a Record of a later pair of
 -- the same sum ties, and tied Records are interchangeable).
 -- keys and scores are the best p_limit Records read, best first (score,
@@ -44,6 +45,8 @@ DECLARE
     ts double precision[];
     ahead int;
     cut boolean := false;
+    m1 int;
+    m2 int;
 BEGIN
     IF p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_pairs < 1 THEN
         RAISE EXCEPTION 'lb_search_pairs: limit %, small %, count %, max %, pairs %', p_limit, p_small, p_count, p_max, p_pairs
@@ -92,9 +95,16 @@ BEGIN
         IF n2[r.j] IS NULL THEN
             n2[r.j] := lb_search_plateau_count(d, b, p_w2, s2[r.j], p_count);
         END IF;
-        IF n1[r.i] * 8 <= n2[r.j] THEN
+        m1 := n1[r.i];
+        m2 := n2[r.j];
+        IF m1 * 8 > m2 AND m2 * 8 > m1 THEN
+            -- Neither is small beside the other: their postings within the
+            -- span of keys both cover may be.
+            SELECT z.nx, z.ny INTO m1, m2 FROM lb_search_pair_span(d, b, p_w1, s1[r.i], p_w2, s2[r.j], p_count) z;
+        END IF;
+        IF m1 * 8 <= m2 THEN
             got := lb_search_pair_probe(d, b, p_w1, s1[r.i], p_w2, s2[r.j], p_limit - ahead);
-        ELSIF n2[r.j] * 8 <= n1[r.i] THEN
+        ELSIF m2 * 8 <= m1 THEN
             got := lb_search_pair_probe(d, b, p_w2, s2[r.j], p_w1, s1[r.i], p_limit - ahead);
         ELSE
             got := lb_search_pair_merge(d, b, p_w1, s1[r.i], p_w2, s2[r.j], p_limit - ahead);

@@ -4,11 +4,14 @@
 -- one), for two words the reading of their postings' score plateaus
 -- (lb_search_pairs: the best plateaus of the first word probed in the
 -- second's postings, lb_search_pair_top_sql, and the meeting of the two
--- words' second plateaus, or best when a word has one, lb_search_pair_sql),
+-- words' second plateaus, or best when a word has one, lb_search_pair_sql,
+-- and the same read by probes, lb_search_pair_probe_sql),
 -- for three words the same of their triples (lb_search_triples: the first
 -- word's best plateau probed for the other two, lb_search_triple_top_sql,
 -- and the meeting of the three words' second plateaus, or best,
--- lb_search_triple_sql) and, when partial matching may follow, the partial match of a Kind or a
+-- lb_search_triple_sql, and the first pair's statements as for two words,
+-- lb_search_tier_pairs reading the second tier of the partial matches) and,
+-- when partial matching may follow, the partial match of a Kind or a
 -- past Revision (its first tier). An overlay read at its head over its
 -- base (lb_search_overlay) runs its base's search at the base's head: the
 -- base's statements, then the one reading the keys the overlay decides
@@ -91,6 +94,9 @@ BEGIN
             statement := lb_search_pair_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                             s2[least(2, cardinality(s2))], p_limit);
             RETURN NEXT;
+            statement := lb_search_pair_probe_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
+                                                  s2[least(2, cardinality(s2))], p_limit);
+            RETURN NEXT;
         END IF;
     END IF;
     IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 3
@@ -104,6 +110,13 @@ BEGIN
             RETURN NEXT;
             statement := lb_search_triple_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                               s2[least(2, cardinality(s2))], words[3], s3[least(2, cardinality(s3))], p_limit);
+            RETURN NEXT;
+            -- The second tier of the partial matches from the pairs of
+            -- plateaus (lb_search_tier_pairs): the first pair's statements.
+            statement := lb_search_pair_top_sql(c.d, c.b, words[1], s1[1], words[2]);
+            RETURN NEXT;
+            statement := lb_search_pair_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
+                                            s2[least(2, cardinality(s2))], p_limit);
             RETURN NEXT;
         END IF;
     END IF;

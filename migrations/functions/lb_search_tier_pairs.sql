@@ -1,0 +1,59 @@
+-- lb_search_tier_pairs: the best p_limit Records of branch b at its head
+-- holding two of the three words p_w (a query of three terms, one word
+-- each) but not the third, ranked by the sum of the two words' postings
+-- scores, exactly, when the caller has read every Record holding all three
+-- (p_full): the second tier of the partial matches from the pairs of the
+-- words' score plateaus (lb_search_pairs) instead of a walk of their
+-- postings (lb_search_tiers).
+--
+-- A Record holding exactly two of the words is in one pair's meeting
+-- alone, and every Record of that meeting not in p_full holds exactly
+-- those two; so each pair's best p_limit + cardinality(p_full) Records
+-- hold its best p_limit of the tier (or all of them), and the tier's best
+-- p_limit are the best of the three pairs' (ties interchangeable, as
+-- lb_search_pairs keeps them). keys and scores are those Records, best
+-- first (score, then key), ranked the Records the pairs returned. keys is
+-- NULL when a pair takes another path (lb_search_pairs answered NULL) or
+-- when fewer than p_limit Records hold two of the words (the first tier
+-- follows: the caller walks the postings, lb_search_tiers).
+CREATE OR REPLACE FUNCTION lb_search_tier_pairs(d integer, b integer, p_w text[], p_full text[], p_limit integer, OUT keys text[], OUT scores double precision[], OUT ranked integer)
+ RETURNS record
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+    i int;
+    j int;
+    pk text[];
+    ps double precision[];
+    ak text[] := '{}';
+    sc double precision[] := '{}';
+BEGIN
+    IF cardinality(p_w) <> 3 OR p_limit < 1 THEN
+        RAISE EXCEPTION 'lb_search_tier_pairs: % words, limit %', cardinality(p_w), p_limit USING ERRCODE = '22023';
+    END IF;
+    ranked := 0;
+    FOR i IN 1..2 LOOP
+        FOR j IN i + 1..3 LOOP
+            SELECT p.keys, p.scores INTO pk, ps
+              FROM lb_search_pairs(d, b, p_w[i], p_w[j], p_limit + coalesce(cardinality(p_full), 0)) p;
+            IF pk IS NULL THEN
+                RETURN;
+            END IF;
+            ranked := ranked + cardinality(pk);
+            ak := ak || pk;
+            sc := sc || ps;
+        END LOOP;
+    END LOOP;
+    SELECT coalesce(array_agg(x.k ORDER BY x.s DESC, x.k), '{}'), coalesce(array_agg(x.s ORDER BY x.s DESC, x.k), '{}')
+      INTO keys, scores
+      FROM (SELECT u.k, u.s FROM unnest(ak, sc) u(k, s)
+             WHERE u.k <> ALL (coalesce(p_full, '{}'))
+             ORDER BY u.s DESC, u.k LIMIT p_limit) x;
+    IF cardinality(keys) < p_limit THEN
+        keys := NULL;
+        scores := NULL;
+    END IF;
+END
+$function$;

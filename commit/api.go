@@ -100,6 +100,13 @@ type Config struct {
 	// IdempotencyTTL is how long an Idempotency-Key is remembered
 	// (write.idempotency_ttl); 0 is DefaultIdempotencyTTL.
 	IdempotencyTTL time.Duration
+	// ReadAheadConns is how many other connections of the request pool a
+	// large commit reads its pages ahead on (commit/readahead.go): 0 is
+	// DefaultReadAheadConns, negative never.
+	ReadAheadConns int
+	// ReadAheadMinChanges is the fewest changes of a commit that reads
+	// ahead; 0 is DefaultReadAheadMinChanges.
+	ReadAheadMinChanges int
 }
 
 // DefaultIdempotencyTTL is how long an Idempotency-Key is remembered when
@@ -121,6 +128,9 @@ var (
 type Pipeline struct {
 	store *store.Store
 	cfg   Config
+	// readAheadStarted, when set (tests), sees every read-ahead the
+	// pipeline starts.
+	readAheadStarted func(*readAhead)
 }
 
 // New returns a pipeline over the store.
@@ -134,6 +144,12 @@ func New(s *store.Store, cfg Config) *Pipeline {
 	}
 	if cfg.MaxChanges <= 0 {
 		cfg.MaxChanges = def.MaxChanges
+	}
+	if cfg.ReadAheadConns == 0 {
+		cfg.ReadAheadConns = DefaultReadAheadConns
+	}
+	if cfg.ReadAheadMinChanges <= 0 {
+		cfg.ReadAheadMinChanges = DefaultReadAheadMinChanges
 	}
 	if cfg.OverlayIndexThreshold == 0 {
 		cfg.OverlayIndexThreshold = def.OverlayIndexThreshold

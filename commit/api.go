@@ -160,9 +160,13 @@ func New(s *store.Store, cfg Config) *Pipeline {
 // ConfigFrom is the pipeline's part of Keeper's configuration (the hooks
 // are left unset).
 func ConfigFrom(c config.Config) Config {
+	raConns := c.Write.ReadAheadConns
+	if raConns == 0 {
+		raConns = -1 // write.read_ahead_conns 0: never
+	}
 	return Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
 		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold, IdempotencyTTL: c.Write.IdempotencyTTL,
-		MaxIndexedAttributes: c.Quota.IndexedAttributes}
+		MaxIndexedAttributes: c.Quota.IndexedAttributes, ReadAheadConns: raConns, ReadAheadMinChanges: c.Write.ReadAheadMinChanges}
 }
 
 // Commit applies a commit to a branch of the Domain, atomically.

@@ -137,9 +137,11 @@ type Neighborhood struct {
 
 // Write is the write.* section.
 type Write struct {
-	CopyThresholdRows int
-	MaxChanges        int
-	IdempotencyTTL    time.Duration
+	CopyThresholdRows   int
+	MaxChanges          int
+	IdempotencyTTL      time.Duration
+	ReadAheadConns      int
+	ReadAheadMinChanges int
 }
 
 // Jobs is the jobs.* section.

@@ -100,13 +100,6 @@ type Config struct {
 	// IdempotencyTTL is how long an Idempotency-Key is remembered
 	// (write.idempotency_ttl); 0 is DefaultIdempotencyTTL.
 	IdempotencyTTL time.Duration
-	// ReadAheadConns is how many other connections of the request pool a
-	// large commit reads its pages ahead on (commit/readahead.go): 0 is
-	// DefaultReadAheadConns, negative never.
-	ReadAheadConns int
-	// ReadAheadMinChanges is the fewest changes of a commit that reads
-	// ahead; 0 is DefaultReadAheadMinChanges.
-	ReadAheadMinChanges int
 }
 
 // DefaultIdempotencyTTL is how long an Idempotency-Key is remembered when
@@ -128,9 +121,6 @@ var (
 type Pipeline struct {
 	store *store.Store
 	cfg   Config
-	// readAheadStarted, when set (tests), sees every read-ahead the
-	// pipeline starts.
-	readAheadStarted func(*readAhead)
 }
 
 // New returns a pipeline over the store.
@@ -145,12 +135,6 @@ func New(s *store.Store, cfg Config) *Pipeline {
 	if cfg.MaxChanges <= 0 {
 		cfg.MaxChanges = def.MaxChanges
 	}
-	if cfg.ReadAheadConns == 0 {
-		cfg.ReadAheadConns = DefaultReadAheadConns
-	}
-	if cfg.ReadAheadMinChanges <= 0 {
-		cfg.ReadAheadMinChanges = DefaultReadAheadMinChanges
-	}
 	if cfg.OverlayIndexThreshold == 0 {
 		cfg.OverlayIndexThreshold = def.OverlayIndexThreshold
 	}
@@ -160,13 +144,9 @@ func New(s *store.Store, cfg Config) *Pipeline {
 // ConfigFrom is the pipeline's part of Keeper's configuration (the hooks
 // are left unset).
 func ConfigFrom(c config.Config) Config {
-	raConns := c.Write.ReadAheadConns
-	if raConns == 0 {
-		raConns = -1 // write.read_ahead_conns 0: never
-	}
 	return Config{CopyThresholdRows: c.Write.CopyThresholdRows, MaxChanges: c.Write.MaxChanges,
 		OverlayIndexThreshold: c.Branches.OverlayIndexThreshold, IdempotencyTTL: c.Write.IdempotencyTTL,
-		MaxIndexedAttributes: c.Quota.IndexedAttributes, ReadAheadConns: raConns, ReadAheadMinChanges: c.Write.ReadAheadMinChanges}
+		MaxIndexedAttributes: c.Quota.IndexedAttributes}
 }
 
 // Commit applies a commit to a branch of the Domain, atomically.

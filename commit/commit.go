@@ -175,10 +175,6 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		if !headMatches(req.ExpectedHead, b.Head) {
 			return ErrHeadMoved
 		}
-		if b.Mode != "overlay" && b.State != "copying" {
-			ra := startReadAhead(ctx, p, domainID, readAheadRecordsSQL(domainID, b.ID), changedKeys(changes))
-			defer ra.stop()
-		}
 		sch, err := loadSchema(ctx, tx, b.ID)
 		if err != nil {
 			return err

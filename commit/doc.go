@@ -26,14 +26,6 @@
 //     transaction that used them);
 //  5. the ref moves by compare-and-swap on the head read under the lock.
 //
-// A commit of Config.ReadAheadMinChanges changes or more reads ahead
-// (readahead.go): while it reads its Records and before it inserts its
-// objects, up to Config.ReadAheadConns spare connections of the request
-// pool read the same Records by key and the objects primary key by the new
-// hashes, in chunks, scoped to the commit's Domain, so the pages those
-// statements wait for are read side by side rather than one after the
-// other. Read-ahead only reads, and stops with the commit.
-//
 // A Record changed several times by one commit gets one history row for that
 // commit (mat_history's key is the Record and the Revision), holding its final
 // state and the op of its last change; versions counts these rows. Deleting a

@@ -290,8 +290,6 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	}
 	list.WriteByte(']')
 	h.changesJSON = list.Bytes()
-	ra := startReadAhead(ctx, p, domainID, readAheadObjectsSQL(domainID), objs.hashes)
-	defer ra.stop()
 	if err := h.seal(); err != nil {
 		return nil, err
 	}

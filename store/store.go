@@ -143,16 +143,6 @@ func Scope(ctx context.Context, tx pgx.Tx, domainID int32) error {
 // one batch. scan reads the statement's rows. Under a context of WithHead,
 // the first Read also reads the branch's head in the same batch.
 func (s *Store) Read(ctx context.Context, domainID int32, sql string, args []any, scan func(pgx.Rows) error) error {
-	conn, err := s.Requests.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("acquire connection: %w", err)
-	}
-	defer conn.Release()
-	return ReadOn(ctx, conn, domainID, sql, args, scan)
-}
-
-// ReadOn is Read on a connection of the request pool the caller holds.
-func ReadOn(ctx context.Context, conn *pgxpool.Conn, domainID int32, sql string, args []any, scan func(pgx.Rows) error) error {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN READ ONLY")
 	b.Queue(scopeSQL, strconv.Itoa(int(domainID)))
@@ -165,7 +155,12 @@ func ReadOn(ctx context.Context, conn *pgxpool.Conn, domainID int32, sql string,
 		return rows.Err()
 	})
 	b.Queue("COMMIT")
-	err := conn.SendBatch(ctx, b).Close()
+	conn, err := s.Requests.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquire connection: %w", err)
+	}
+	defer conn.Release()
+	err = conn.SendBatch(ctx, b).Close()
 	if err != nil {
 		// A failed statement leaves the transaction aborted; end it so the
 		// connection goes back to the pool clean.

@@ -137,11 +137,9 @@ type Neighborhood struct {
 
 // Write is the write.* section.
 type Write struct {
-	CopyThresholdRows   int
-	MaxChanges          int
-	IdempotencyTTL      time.Duration
-	ReadAheadConns      int
-	ReadAheadMinChanges int
+	CopyThresholdRows int
+	MaxChanges        int
+	IdempotencyTTL    time.Duration
 }
 
 // Jobs is the jobs.* section.

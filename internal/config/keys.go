@@ -57,8 +57,6 @@ var keys = []Key{
 	{"write.copy_threshold_rows", "500", positive, "commit batches of more rows than this go through `COPY` into a staging table (a temporary table the connection keeps, emptied at the end of each transaction).", func(c *Config) any { return &c.Write.CopyThresholdRows }},
 	{"write.max_changes", "50000", positive, "most changes in one commit.", func(c *Config) any { return &c.Write.MaxChanges }},
 	{"write.idempotency_ttl", "24h", positive, "how long an `Idempotency-Key` is remembered (per token); after it the key is free again.", func(c *Config) any { return &c.Write.IdempotencyTTL }},
-	{"write.read_ahead_conns", "3", between(0, 16), "spare connections of the request pool on which a commit of `write.read_ahead_min_changes` changes or more reads its Records and the objects primary key ahead of its own statements, so their page reads overlap; 0 never.", func(c *Config) any { return &c.Write.ReadAheadConns }},
-	{"write.read_ahead_min_changes", "500", positive, "fewest changes of a commit that reads ahead.", func(c *Config) any { return &c.Write.ReadAheadMinChanges }},
 	{"jobs.batch_target", "200ms", positive, "how long a background batch (branch copy, delete) aims to hold a branch lock.", func(c *Config) any { return &c.Jobs.BatchTarget }},
 	{"jobs.batch_contended", "50ms", positive, "the batch target once a commit had to wait for a batch. At most `jobs.batch_target`.", func(c *Config) any { return &c.Jobs.BatchContended }},
 	{"jobs.stop_timeout", "30s", positive, "on SIGINT/SIGTERM, once the HTTP server has drained, how long running jobs may take to finish before they are cancelled (a cancelled job is retried by the next Keeper).", func(c *Config) any { return &c.Jobs.StopTimeout }},

@@ -104,3 +104,85 @@ func TestChangeEncodingIsCanonical(t *testing.T) {
 		require.Equal(t, string(want), buf.String())
 	}
 }
+
+// partValues and partLineage are a Part's stored values and lineage as
+// jsonb writes them (the 1M seed).
+const (
+	partValues  = `{"name": "Copper batch valve", "maker": "S-1074", "category": "fasteners", "weight_kg": 2.243}`
+	partLineage = `{"name": 21, "maker": 21, "category": 21, "weight_kg": 21}`
+)
+
+// flatCases are inputs decodeFlatObject must decode as encoding/json does,
+// or leave to it.
+var flatCases = []string{
+	partValues, partLineage, `{}`, ` { } `, `{"a":1}`, "{\"a\" :\t-0.5e+10 ,\r\n\"b\": true}",
+	`{"a": false, "b": null, "c": "", "a": "again"}`, `{"é": "ü ✓ 😀"}`, `{"n": -0, "m": 0.0, "e": 1E5, "f": 12e-3}`,
+	// left to encoding/json (nested, escapes, control characters, bad
+	// UTF-8, malformed numbers or literals, other shapes, trailing data)
+	`{"a": {"b": 1}}`, `{"a": [1, 2]}`, `{"a": "x\"y"}`, `{"a\u00e9": 1}`, "{\"a\": \"tab\there\"}", "{\"a\": \"\xff\"}",
+	`{"a": 01}`, `{"a": 1.}`, `{"a": .5}`, `{"a": -}`, `{"a": 1e}`, `{"a": +1}`, `{"a": tru}`, `{"a": truex}`, `{"a": nul}`,
+	`{"a" 1}`, `{"a": 1,}`, `{"a": 1`, `{"a"`, `{`, `{,}`, `[1]`, `"s"`, `1`, `null`, ``, `   `, `{"a": 1} {"b": 2}`, `{"a": 1}x`,
+}
+
+// TestDecodeFlatObject: what decodeFlatObject decodes is what
+// encoding/json decodes; what it refuses encoding/json decodes through
+// decodeObject as before.
+func TestDecodeFlatObject(t *testing.T) {
+	accepted := 0
+	for _, in := range flatCases {
+		want, wantErr := decodeObjectJSON([]byte(in))
+		got, ok := decodeFlatObject([]byte(in))
+		if ok {
+			accepted++
+			require.NoError(t, wantErr, in)
+			require.Equal(t, want, got, in)
+		}
+		all, err := decodeObject([]byte(in))
+		require.Equal(t, wantErr != nil, err != nil, in)
+		require.Equal(t, want, all, in)
+	}
+	require.Equal(t, 9, accepted, "the flat inputs take the fast path")
+}
+
+// FuzzDecodeFlatObject: for any input, decodeFlatObject either refuses it
+// or gives what encoding/json gives.
+func FuzzDecodeFlatObject(f *testing.F) {
+	for _, in := range flatCases {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, ok := decodeFlatObject(in)
+		if !ok {
+			return
+		}
+		want, err := decodeObjectJSON(in)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	})
+}
+
+// BenchmarkDecodeStoredRecord: a Part's values and lineage decoded as the
+// Records read decodes them, through encoding/json (before) and the flat
+// path (after).
+func BenchmarkDecodeStoredRecord(b *testing.B) {
+	vals, lin := []byte(partValues), []byte(partLineage)
+	for _, bc := range []struct {
+		name   string
+		decode func([]byte) (map[string]any, error)
+	}{
+		{"encoding-json", decodeObjectJSON},
+		{"flat", decodeObject},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.decode(vals); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := bc.decode(lin); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

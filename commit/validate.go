@@ -8,7 +8,6 @@ import (
 	"maps"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -209,18 +208,8 @@ func setList(m map[string]struct{}) []string {
 	return out
 }
 
-// decodeObject decodes a stored jsonb object with UseNumber. A flat object
-// (what the Records' lineage always is, and most values are) takes
-// decodeFlatObject; anything else encoding/json.
+// decodeObject decodes a stored jsonb object with UseNumber.
 func decodeObject(b []byte) (map[string]any, error) {
-	if m, ok := decodeFlatObject(b); ok {
-		return m, nil
-	}
-	return decodeObjectJSON(b)
-}
-
-// decodeObjectJSON is decodeObject through encoding/json.
-func decodeObjectJSON(b []byte) (map[string]any, error) {
 	if len(b) == 0 {
 		return map[string]any{}, nil
 	}
@@ -234,146 +223,6 @@ func decodeObjectJSON(b []byte) (map[string]any, error) {
 		m = map[string]any{}
 	}
 	return m, nil
-}
-
-// decodeFlatObject decodes a JSON object whose values are strings without
-// escapes, numbers, true, false or null, and whose keys are strings
-// without escapes, into what decodeObjectJSON gives for it (numbers as
-// json.Number of their text, a repeated key's last value). ok is false for
-// anything else, which it leaves to encoding/json: nested values, escapes,
-// control characters, invalid UTF-8, malformed input, data after the
-// object.
-func decodeFlatObject(b []byte) (m map[string]any, ok bool) {
-	i := skipSpace(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return nil, false
-	}
-	m = make(map[string]any, 8)
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return m, skipSpace(b, i+1) == len(b)
-	}
-	for {
-		k, j, ok := plainString(b, i)
-		if !ok {
-			return nil, false
-		}
-		i = skipSpace(b, j)
-		if i >= len(b) || b[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(b, i+1)
-		if i >= len(b) {
-			return nil, false
-		}
-		var v any
-		switch c := b[i]; {
-		case c == '"':
-			if v, j, ok = plainString(b, i); !ok {
-				return nil, false
-			}
-		case c == '-' || (c >= '0' && c <= '9'):
-			j = numberEnd(b, i)
-			if j < 0 {
-				return nil, false
-			}
-			v = json.Number(b[i:j])
-		case bytes.HasPrefix(b[i:], []byte("true")):
-			v, j = true, i+4
-		case bytes.HasPrefix(b[i:], []byte("false")):
-			v, j = false, i+5
-		case bytes.HasPrefix(b[i:], []byte("null")):
-			v, j = nil, i+4
-		default:
-			return nil, false
-		}
-		m[k] = v
-		i = skipSpace(b, j)
-		if i >= len(b) {
-			return nil, false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return m, skipSpace(b, i+1) == len(b)
-		default:
-			return nil, false
-		}
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// plainString reads the string at b[i] when it has no escape, no control
-// character and only valid UTF-8, and returns it and the index after it.
-func plainString(b []byte, i int) (string, int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return "", 0, false
-	}
-	ascii := true
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			s := b[i+1 : j]
-			if !ascii && !utf8.Valid(s) {
-				return "", 0, false
-			}
-			return string(s), j + 1, true
-		case c == '\\' || c < 0x20:
-			return "", 0, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", 0, false
-}
-
-// numberEnd returns the index after the JSON number at b[i], -1 if there
-// is none: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?, followed
-// by no further number character.
-func numberEnd(b []byte, i int) int {
-	digits := func(j int) int {
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		return j
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		i = digits(i + 1)
-	default:
-		return -1
-	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return -1
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return -1
-		}
-		i = j
-	}
-	return i
 }
 
 // apply runs the changes in order over the loaded state, reporting what

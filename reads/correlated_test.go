@@ -50,19 +50,7 @@ func TestSearchCorrelatedWords(t *testing.T) {
 		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
 		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
 	require.NoError(t, err)
-	part := func(domain int32) string {
-		return f.strings(`SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, domain)[0]
-	}
-	var other *fixture
-	for i := range 16 {
-		g := newFixture(t, s, fmt.Sprintf("correlated-other-%d", i))
-		g.commit("zed", "", put("Part", "P-0000", map[string]any{"name": "alpha beta gamma"}))
-		if part(g.domain) == part(f.domain) {
-			other = g
-			break
-		}
-	}
-	require.NotNil(t, other, "no Domain in the partition of the first")
+	other := f.sharingPartition(t, s, "correlated-other", put("Part", "P-0000", map[string]any{"name": "alpha beta gamma"}))
 	var hostile []change
 	for i := range 40 {
 		hostile = append(hostile, put("Part", fmt.Sprintf("P-%04d", i*2), map[string]any{

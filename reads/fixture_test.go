@@ -447,3 +447,23 @@ func joinKeys(recs []reads.Record) string {
 	}
 	return strings.Join(ks, ",")
 }
+
+// sharingPartition creates Domains named name-0, name-1... each committing
+// c, until one's Records share the partition of f's (the tables are
+// partitioned by a hash of the Domain), and answers it: the other Domain
+// a hostile-Domain test needs where an index is shared.
+func (f *fixture) sharingPartition(t testing.TB, s *store.Store, name string, c change) *fixture {
+	t.Helper()
+	part := func(domain int32) string {
+		return f.strings(`SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, domain)[0]
+	}
+	for i := range 16 {
+		g := newFixture(t, s, fmt.Sprintf("%s-%d", name, i))
+		g.commit("zed", "", c)
+		if part(g.domain) == part(f.domain) {
+			return g
+		}
+	}
+	require.FailNow(t, "no Domain in the partition of the first")
+	return nil
+}

@@ -77,19 +77,7 @@ func TestSearchPairs(t *testing.T) {
 	// the same keys, holds both words as this Domain's best Records do
 	// (alpha three times in the name, beta twice in the name and once in
 	// the note: the same plateaus): read, they would rank first.
-	part := func(domain int32) string {
-		return f.strings(`SELECT tableoid::regclass::text FROM mat_search_words WHERE domain_id = $1 LIMIT 1`, domain)[0]
-	}
-	var other *fixture
-	for i := range 16 {
-		g := newFixture(t, s, fmt.Sprintf("pairs-other-%d", i))
-		g.commit("zed", "", put("Part", "P-0000", map[string]any{"name": "alpha beta"}))
-		if part(g.domain) == part(f.domain) {
-			other = g
-			break
-		}
-	}
-	require.NotNil(t, other, "no Domain in the partition of the first")
+	other := f.sharingPartition(t, s, "pairs-other", put("Part", "P-0000", map[string]any{"name": "alpha beta"}))
 	var hostile []change
 	for i := range 1200 {
 		if i%3 == 0 {

@@ -371,19 +371,7 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 	// Another Domain whose rows share the partition of this one's holds
 	// the best Records for the corrections: the GIN index, scanned for the
 	// words alone, finds them, and they must stay out.
-	part := func(domain int32) string {
-		return f.strings(`SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, domain)[0]
-	}
-	var other *fixture
-	for i := range 16 {
-		g := newFixture(t, s, fmt.Sprintf("corrections-other-%d", i))
-		g.commit("zed", "", put("Part", fmt.Sprintf("X-%d", i), map[string]any{"name": "aluminium aluminum aluminiums aluminium aluminum"}))
-		if part(g.domain) == part(f.domain) {
-			other = g
-			break
-		}
-	}
-	require.NotNil(t, other, "no Domain in the partition of the first")
+	other := f.sharingPartition(t, s, "corrections-other", put("Part", "X-0", map[string]any{"name": "aluminium aluminum aluminiums aluminium aluminum"}))
 	for i := range 30 {
 		other.commit("zed", "", put("Part", fmt.Sprintf("Y-%02d", i), map[string]any{"name": "aluminum aluminium aluminiums", "note": "aluminum aluminiums"}))
 	}

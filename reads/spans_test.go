@@ -78,19 +78,7 @@ func TestSearchPlateauSpans(t *testing.T) {
 	s := newStore(t)
 	f := newFixture(t, s, "spans")
 	f.commit("alice", "", spanParts()...)
-	part := func(domain int32) string {
-		return f.strings(`SELECT tableoid::regclass::text FROM mat_search_words WHERE domain_id = $1 LIMIT 1`, domain)[0]
-	}
-	var other *fixture
-	for i := range 16 {
-		g := newFixture(t, s, fmt.Sprintf("spans-other-%d", i))
-		g.commit("zed", "", put("Part", "A-0000", map[string]any{"name": "alpha sigma tau"}))
-		if part(g.domain) == part(f.domain) {
-			other = g
-			break
-		}
-	}
-	require.NotNil(t, other, "no Domain in the partition of the first")
+	other := f.sharingPartition(t, s, "spans-other", put("Part", "A-0000", map[string]any{"name": "alpha sigma tau"}))
 	var hostile []change
 	for _, p := range []string{"A", "M", "Z"} {
 		for i := range 60 {

@@ -63,19 +63,7 @@ func TestSearchTierPairs(t *testing.T) {
 	s := newStore(t)
 	f := newFixture(t, s, "tier-pairs")
 	f.commit("alice", "", tierParts(900)...)
-	part := func(domain int32) string {
-		return f.strings(`SELECT tableoid::regclass::text FROM mat_search_words WHERE domain_id = $1 LIMIT 1`, domain)[0]
-	}
-	var other *fixture
-	for i := range 16 {
-		g := newFixture(t, s, fmt.Sprintf("tier-pairs-other-%d", i))
-		g.commit("zed", "", put("Part", "P-0000", map[string]any{"name": "alpha beta"}))
-		if part(g.domain) == part(f.domain) {
-			other = g
-			break
-		}
-	}
-	require.NotNil(t, other, "no Domain in the partition of the first")
+	other := f.sharingPartition(t, s, "tier-pairs-other", put("Part", "P-0000", map[string]any{"name": "alpha beta"}))
 	var hostile []change
 	for i := range 300 {
 		hostile = append(hostile, put("Part", fmt.Sprintf("P-%04d", i*3), map[string]any{

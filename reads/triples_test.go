@@ -71,19 +71,7 @@ func TestSearchTriples(t *testing.T) {
 	// Another Domain whose rows share the partition of this one's, under
 	// the same keys, holds the three words as this Domain's best Records
 	// do: read, they would rank first.
-	part := func(domain int32) string {
-		return f.strings(`SELECT tableoid::regclass::text FROM mat_search_words WHERE domain_id = $1 LIMIT 1`, domain)[0]
-	}
-	var other *fixture
-	for i := range 16 {
-		g := newFixture(t, s, fmt.Sprintf("triples-other-%d", i))
-		g.commit("zed", "", put("Part", "P-0000", map[string]any{"name": "alpha beta gamma"}))
-		if part(g.domain) == part(f.domain) {
-			other = g
-			break
-		}
-	}
-	require.NotNil(t, other, "no Domain in the partition of the first")
+	other := f.sharingPartition(t, s, "triples-other", put("Part", "P-0000", map[string]any{"name": "alpha beta gamma"}))
 	var hostile []change
 	for i := range 1200 {
 		if i%3 == 0 {

@@ -167,15 +167,7 @@ func TestOverlaySearchMatchesCopy(t *testing.T) {
 	t.Parallel()
 	f := overlayWorld(t, "overlay-search", "")
 	for _, pair := range [][2]string{{"ov", "ref"}, {"ov2", "ref2"}} {
-		for _, q := range overlayQueries() {
-			got, err := f.r.Search(f.ctx, f.domain, pair[0], q)
-			require.NoError(t, err)
-			want, err := f.r.Search(f.ctx, f.domain, pair[1], q)
-			require.NoError(t, err)
-			require.False(t, want.Truncated, "%s %+v: the copy's ranking is exact", pair[1], q)
-			require.Equal(t, want.Results, got.Results, "%s against %s, %+v", pair[0], pair[1], q)
-			require.Equal(t, want.Corrections, got.Corrections, "%s against %s, %+v", pair[0], pair[1], q)
-		}
+		requireSearchesMatch(t, f, pair[0], pair[1])
 	}
 }
 
@@ -210,15 +202,7 @@ func TestOverlaySearchFewOwnKeysMatchesCopy(t *testing.T) {
 	require.LessOrEqual(t, own("ov3"), 32, "ov3 reads its own keys as a list")
 	require.Greater(t, own("ov"), 32, "ov probes its own key of each result")
 	for _, pair := range [][2]string{{"ov3", "ref3"}, {"ov", "ref"}} {
-		for _, q := range overlayQueries() {
-			got, err := f.r.Search(f.ctx, f.domain, pair[0], q)
-			require.NoError(t, err)
-			want, err := f.r.Search(f.ctx, f.domain, pair[1], q)
-			require.NoError(t, err)
-			require.False(t, want.Truncated, "%s %+v: the copy's ranking is exact", pair[1], q)
-			require.Equal(t, want.Results, got.Results, "%s against %s, %+v", pair[0], pair[1], q)
-			require.Equal(t, want.Corrections, got.Corrections, "%s against %s, %+v", pair[0], pair[1], q)
-		}
+		requireSearchesMatch(t, f, pair[0], pair[1])
 	}
 }
 
@@ -592,5 +576,20 @@ func TestOverlaySearchStaysInItsDomain(t *testing.T) {
 			require.NotZero(t, pn)
 			require.False(t, none)
 		}
+	}
+}
+
+// requireSearchesMatch checks that every query of overlayQueries returns on
+// the overlay ov what it returns on the copy ref, whose ranking is exact.
+func requireSearchesMatch(t *testing.T, f *fixture, ov, ref string) {
+	t.Helper()
+	for _, q := range overlayQueries() {
+		got, err := f.r.Search(f.ctx, f.domain, ov, q)
+		require.NoError(t, err)
+		want, err := f.r.Search(f.ctx, f.domain, ref, q)
+		require.NoError(t, err)
+		require.False(t, want.Truncated, "%s %+v: the copy's ranking is exact", ref, q)
+		require.Equal(t, want.Results, got.Results, "%s against %s, %+v", ov, ref, q)
+		require.Equal(t, want.Corrections, got.Corrections, "%s against %s, %+v", ov, ref, q)
 	}
 }

@@ -31,6 +31,25 @@ func preparedPlans(t *testing.T, f *fixture, conn *pgxpool.Conn) map[string][2]i
 	return out
 }
 
+// scopedStrings runs sql on conn in a transaction scoped to f's Domain, as
+// lorebase_app, and answers its rows of one text column.
+func scopedStrings(t *testing.T, f *fixture, conn *pgxpool.Conn, sql string, args ...any) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		rows, err := tx.Query(f.ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return out
+}
+
 // TestOverlayPagePlannedOnce: an overlay's pages and attribute queries run
 // one prepared statement a shape (Kind, Attribute, limit) in a session,
 // with its generic plan, whatever the value and the page's start; their
@@ -42,20 +61,8 @@ func TestOverlayPagePlannedOnce(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Release()
 	keys := func(br, call string, args ...any) []string {
-		var out []string
-		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
-			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-				return err
-			}
-			rows, err := tx.Query(f.ctx, `SELECT key || ' ' || title || ' ' || "values"::text || ' ' || coalesce(revision, '') FROM `+call,
-				append([]any{br}, args...)...)
-			if err != nil {
-				return err
-			}
-			out, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			return err
-		}))
-		return out
+		return scopedStrings(t, f, conn, `SELECT key || ' ' || title || ' ' || "values"::text || ' ' || coalesce(revision, '') FROM `+call,
+			append([]any{br}, args...)...)
 	}
 	before := preparedPlans(t, f, conn)
 	calls := []struct {
@@ -169,19 +176,7 @@ func TestOverlayPreparedStatementReplacedAfterUse(t *testing.T) {
 	const call = `lb_page%s('%s', 'Part', 'P-3', 100)`
 	var name, q string
 	read := func(br string) []string {
-		var out []string
-		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
-			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-				return err
-			}
-			rows, err := tx.Query(f.ctx, `SELECT key || ' ' || "values"::text FROM `+fmt.Sprintf(call, "", br), pgx.QueryExecModeSimpleProtocol)
-			if err != nil {
-				return err
-			}
-			out, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			return err
-		}))
-		return out
+		return scopedStrings(t, f, conn, `SELECT key || ' ' || "values"::text FROM `+fmt.Sprintf(call, "", br), pgx.QueryExecModeSimpleProtocol)
 	}
 	text := func() string {
 		var s string

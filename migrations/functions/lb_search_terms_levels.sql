@@ -7,6 +7,10 @@
 -- one branch's: planned for that level, so that the trigram index serves
 -- a large lexicon (one statement over the levels, the branch a
 -- parameter, read every level's lexicon whole through its primary key).
+-- Whether a level holds a word is probed level by level too, each probe
+-- one primary-key lookup: one statement joining the levels to the lexicon
+-- kept, from the sixth call of a session, a generic plan that looked the
+-- word up in every level's lexicon through the trigram index.
 CREATE OR REPLACE FUNCTION lb_search_terms_levels(bs integer[], p_query text)
  RETURNS TABLE(word text, corrections text[], term tsquery)
  LANGUAGE plpgsql
@@ -22,6 +26,7 @@ DECLARE
     lb int;
     cw text[];
     cv real[];
+    known boolean;
 BEGIN
     IF cardinality(bs) = 1 THEN
         RETURN QUERY SELECT * FROM lb_search_terms(bs[1], p_query);
@@ -33,8 +38,15 @@ BEGIN
         IF numnode(t) = 0 THEN
             CONTINUE;
         END IF;
-        IF length(w) >= 3 AND w ~ '[[:alpha:]]' AND NOT EXISTS (
-               SELECT 1 FROM unnest(bs) lb(b), mat_lexicon l WHERE l.domain_id = d AND l.branch_id = lb.b AND l.word = w) THEN
+        known := true;
+        IF length(w) >= 3 AND w ~ '[[:alpha:]]' THEN
+            known := false;
+            FOREACH lb IN ARRAY bs LOOP
+                known := EXISTS (SELECT 1 FROM mat_lexicon l WHERE l.domain_id = d AND l.branch_id = lb AND l.word = w);
+                EXIT WHEN known;
+            END LOOP;
+        END IF;
+        IF NOT known THEN
             cw := '{}';
             cv := '{}';
             FOREACH lb IN ARRAY bs LOOP

@@ -86,14 +86,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	f := os.Stdout
-	if *out != "" {
-		if f, err = os.Create(*out); err != nil {
-			return err
-		}
-		defer f.Close()
+	if *out == "" {
+		perf.WritePlanAudit(os.Stdout, runs)
+		return nil
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
 	}
 	perf.WritePlanAudit(f, runs)
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", *out, err)
+	}
 	return nil
 }
 

@@ -201,6 +201,8 @@ func TestCopyWritesTheBaseIndexedValues(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 60)
 	f.exec(t, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Thing', 'n', 'thing_n_main')`, f.domain, f.main)
+	// An indexed Attribute no Record has stays out of ivals.
+	f.exec(t, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Thing', 'color', 'thing_color_main')`, f.domain, f.main)
 	b := f.createBranch(t, "copy", store.ModeCopy)
 	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 17}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
 	f.requireCopied(t, b)

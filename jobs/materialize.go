@@ -392,6 +392,8 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
 		// before it backfills) and the level's: the index jobs queued
 		// with the copy build the base's indexes, often after the copy,
 		// and their backfill then finds nothing to rewrite.
+		// They are lb_ivals_of's, with the Attributes read once a batch
+		// (ia) rather than once a row.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprintf(ivalsLockSQL, d, dst)+`)`); err != nil {
 			return 0, 0, nil, fmt.Errorf("lock the copy's records: %w", err)
 		}
@@ -403,11 +405,15 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
     FROM src s CROSS JOIN LATERAL lb_record_as_of(%[1]s, %[2]s, s.key, %[3]s,
          (SELECT sc.compiled FROM schemas sc WHERE sc.domain_id = %[1]s AND sc.branch_id = %[4]s)) x
    WHERE s.seq > %[3]s),
+ia AS MATERIALIZED (
+  SELECT x.kind, array_agg(DISTINCT x.attribute) AS attrs
+    FROM attribute_indexes x WHERE x.domain_id = %[1]s AND x.branch_id IN (%[4]s, %[2]s)
+   GROUP BY x.kind),
 ins AS (
   INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals, iseq)
   SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions,
-         lb_ivals_of(%[1]s, ARRAY[%[4]s, %[2]s]::integer[], e.kind, e.values), e.seq
-    FROM eff e WHERE true%[5]s
+         (SELECT jsonb_object_agg(a, e.values -> a) FROM unnest(ia.attrs) a WHERE e.values ? a), e.seq
+    FROM eff e LEFT JOIN ia ON ia.kind = e.kind WHERE true%[5]s
    ORDER BY e.key%[6]s
   RETURNING 1)`, d, b, cut, dst, recordsSaid(d, levels[:j]), onConflict(own, t))
 	case "mat_links":

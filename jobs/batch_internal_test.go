@@ -57,3 +57,21 @@ func TestKeysetSQL(t *testing.T) {
 	require.Empty(t, sql)
 	require.Empty(t, args)
 }
+
+func TestOnConflict(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		t    table
+		own  bool
+		want string
+	}{
+		{recordsTable, false, ""},
+		{recordsTable, true, "\n  ON CONFLICT (domain_id, branch_id, key) DO NOTHING"},
+		{linksTable, true, "\n  ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO NOTHING"},
+		{historyTable, true, "\n  ON CONFLICT (domain_id, branch_id, key, seq) DO NOTHING"},
+		{linkHistoryTable, true, "\n  ON CONFLICT (domain_id, branch_id, from_key, relation, to_key, seq) DO NOTHING"},
+		{linkHistoryTable, false, ""},
+	} {
+		require.Equal(t, c.want, onConflict(c.own, c.t), "%s own=%v", c.t.name, c.own)
+	}
+}

@@ -201,6 +201,8 @@ func TestCopyWritesTheBaseIndexedValues(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 60)
 	f.exec(t, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Thing', 'n', 'thing_n_main')`, f.domain, f.main)
+	// An indexed Attribute no Record has stays out of ivals.
+	f.exec(t, `INSERT INTO attribute_indexes (domain_id, branch_id, kind, attribute, name) VALUES ($1, $2, 'Thing', 'color', 'thing_color_main')`, f.domain, f.main)
 	b := f.createBranch(t, "copy", store.ModeCopy)
 	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 17}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
 	f.requireCopied(t, b)
@@ -289,6 +291,67 @@ func TestCopyKeepsRowsTheCopyWroteDuringTheCopy(t *testing.T) {
 	f.exec(t, `DELETE FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND key IN ('R-000090', 'R-000091')`, f.domain, b)
 	f.exec(t, `DELETE FROM mat_links WHERE domain_id = $1 AND branch_id = $2 AND from_key = 'R-000090'`, f.domain, b)
 	f.requireCopied(t, b)
+}
+
+// TestCopyLooksForItsOwnRowsAhead: a batch inserts without ON CONFLICT
+// only when the copy holds no row of the table after the batch's cursor;
+// rows of another Domain of the same partition under the same branch id
+// do not count.
+func TestCopyLooksForItsOwnRowsAhead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 60)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	// Another Domain in the copy's partition, holding rows under the
+	// copy's branch id ahead of every cursor below.
+	var part int
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT r FROM generate_series(0, 7) r
+		WHERE satisfies_hash_partition('mat_records'::regclass, 8, r, $1::int)`, f.domain).Scan(&part))
+	var other int32
+	for i := 0; other == 0; i++ {
+		require.Less(t, i, 64, "no Domain in the copy's partition")
+		d, err := f.s.CreateDomain(ctx, fmt.Sprintf("other-%d", i))
+		require.NoError(t, err)
+		var same bool
+		require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT satisfies_hash_partition('mat_records'::regclass, 8, $1, $2::int)`, part, d.ID).Scan(&same))
+		if same {
+			other = d.ID
+		}
+	}
+	f.exec(t, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, created_seq, seq)
+		VALUES ($1, $2, 'R-000099', 'Thing', 'Other', 1, 1)`, other, b)
+	f.exec(t, `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, seq)
+		VALUES ($1, $2, 'R-000099', 'next', 'R-000100', 1)`, other, b)
+	ahead := func(tbl string, after []string) bool {
+		t.Helper()
+		own, err := jobs.OwnRowsAhead(ctx, f.s, f.domain, b, tbl, after)
+		require.NoError(t, err)
+		return own
+	}
+	for _, tbl := range []string{"mat_records", "mat_links"} {
+		require.False(t, ahead(tbl, nil), "%s: nothing of the copy's own yet", tbl)
+	}
+	// A commit on the copy writes R-000030 and its Link.
+	f.exec(t, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, created_seq, seq)
+		VALUES ($1, $2, 'R-000030', 'Thing', 'Mine', 300, 300)`, f.domain, b)
+	f.exec(t, `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, seq)
+		VALUES ($1, $2, 'R-000030', 'next', 'R-000031', 300)`, f.domain, b)
+	for _, c := range []struct {
+		table string
+		after []string
+		want  bool
+	}{
+		{"mat_records", nil, true},
+		{"mat_records", []string{"R-000020"}, true},
+		{"mat_records", []string{"R-000030"}, false},
+		{"mat_records", []string{"R-000040"}, false},
+		{"mat_links", nil, true},
+		{"mat_links", []string{"R-000030", "next", "R-000030"}, true},
+		{"mat_links", []string{"R-000030", "next", "R-000031"}, false},
+		{"mat_links", []string{"R-000031", "", ""}, false},
+	} {
+		require.Equal(t, c.want, ahead(c.table, c.after), "%s after %v", c.table, c.after)
+	}
 }
 
 func TestCopyResumesAfterAStop(t *testing.T) {

@@ -17,3 +17,20 @@ func BuildIndexPaused(ctx context.Context, s *store.Store, a IndexArgs, pause fu
 func BuildIndexInBatch(ctx context.Context, s *store.Store, a IndexArgs, batch func(context.Context) error) error {
 	return buildIndex(ctx, s, a, buildHooks{batch: batch})
 }
+
+// OwnRowsAhead reports whether the copy branch b of Domain d holds rows of
+// the table named after the cursor keys (nil: from the start), the look a
+// copy batch makes before it picks its insert.
+func OwnRowsAhead(ctx context.Context, s *store.Store, d, b int32, tableName string, after []string) (bool, error) {
+	t := map[string]table{"mat_records": recordsTable, "mat_links": linksTable}[tableName]
+	var c *cursor
+	if after != nil {
+		c = &cursor{Keys: after}
+	}
+	tx, err := s.Pool.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only
+	return (&Copier{Store: s}).ownRowsAhead(ctx, tx, MaterializeArgs{DomainID: d, BranchID: b}, t, c)
+}

@@ -78,8 +78,8 @@ type copyProgress struct {
 // Copier copies the base rows of copy branches (the store.materialize job):
 // the effective Records and Links of the base chain as of the fork (absent
 // ones skipped) and the chain's history rows up to each level's cut, in
-// keyset batches along the primary key with ON CONFLICT DO NOTHING, so rows
-// the copy wrote itself (commits on the copy during the copy) win. Each
+// keyset batches along the primary key; rows the copy wrote itself
+// (commits on the copy during the copy) win (ownRowsAhead). Each
 // batch runs in one transaction that first locks the copy's ref (the lock
 // commits take) and stores the progress with the rows.
 type Copier struct {
@@ -372,6 +372,10 @@ func (c *Copier) plan(ctx context.Context, tx pgx.Tx, a MaterializeArgs, p *copy
 // copyBatch copies one batch of table t from level j into the copy.
 func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t table, levels []level, j int, after *cursor, limit int) (read, written int, last *cursor, err error) {
 	d, dst, b, cut := lit(int64(a.DomainID)), lit(int64(a.BranchID)), lit(int64(levels[j].Branch)), lit(levels[j].Cut)
+	own, err := c.ownRowsAhead(ctx, tx, a, t, after)
+	if err != nil {
+		return 0, 0, nil, err
+	}
 	keyset, args := t.keysetSQL("r", after, 1)
 	args = append(args, limit)
 	limitParam := fmt.Sprintf("$%d", len(args))
@@ -388,6 +392,8 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
 		// before it backfills) and the level's: the index jobs queued
 		// with the copy build the base's indexes, often after the copy,
 		// and their backfill then finds nothing to rewrite.
+		// They are lb_ivals_of's, with the Attributes read once a batch
+		// (ia) rather than once a row.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+fmt.Sprintf(ivalsLockSQL, d, dst)+`)`); err != nil {
 			return 0, 0, nil, fmt.Errorf("lock the copy's records: %w", err)
 		}
@@ -399,14 +405,17 @@ func (c *Copier) copyBatch(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t 
     FROM src s CROSS JOIN LATERAL lb_record_as_of(%[1]s, %[2]s, s.key, %[3]s,
          (SELECT sc.compiled FROM schemas sc WHERE sc.domain_id = %[1]s AND sc.branch_id = %[4]s)) x
    WHERE s.seq > %[3]s),
+ia AS MATERIALIZED (
+  SELECT x.kind, array_agg(DISTINCT x.attribute) AS attrs
+    FROM attribute_indexes x WHERE x.domain_id = %[1]s AND x.branch_id IN (%[4]s, %[2]s)
+   GROUP BY x.kind),
 ins AS (
   INSERT INTO mat_records (domain_id, branch_id, key, kind, title, values, search, lineage, created_seq, seq, versions, ivals, iseq)
   SELECT %[1]s, %[4]s, e.key, e.kind, e.title, e.values, e.search, e.lineage, e.created_seq, e.seq, e.versions,
-         lb_ivals_of(%[1]s, ARRAY[%[4]s, %[2]s]::integer[], e.kind, e.values), e.seq
-    FROM eff e WHERE true%[5]s
-   ORDER BY e.key
-  ON CONFLICT (domain_id, branch_id, key) DO NOTHING
-  RETURNING 1)`, d, b, cut, dst, recordsSaid(d, levels[:j]))
+         (SELECT jsonb_object_agg(a, e.values -> a) FROM unnest(ia.attrs) a WHERE e.values ? a), e.seq
+    FROM eff e LEFT JOIN ia ON ia.kind = e.kind WHERE true%[5]s
+   ORDER BY e.key%[6]s
+  RETURNING 1)`, d, b, cut, dst, recordsSaid(d, levels[:j]), onConflict(own, t))
 	case "mat_links":
 		ins = fmt.Sprintf(`eff AS (
   SELECT s.from_key, s.relation, s.to_key, s.origin, s.seq
@@ -423,25 +432,22 @@ ins AS (
   INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq)
   SELECT %[1]s, %[4]s, e.from_key, e.relation, e.to_key, e.origin, e.seq
     FROM eff e WHERE true%[5]s
-   ORDER BY e.from_key, e.relation, e.to_key
-  ON CONFLICT (domain_id, branch_id, from_key, relation, to_key) DO NOTHING
-  RETURNING 1)`, d, b, cut, dst, linksSaid(d, levels[:j]))
+   ORDER BY e.from_key, e.relation, e.to_key%[6]s
+  RETURNING 1)`, d, b, cut, dst, linksSaid(d, levels[:j]), onConflict(own, t))
 	case "mat_history":
 		ins = fmt.Sprintf(`ins AS (
   INSERT INTO mat_history (domain_id, branch_id, key, seq, revision_id, op, kind, title, values, object_hash, provenance)
   SELECT %[1]s, %[3]s, s.key, s.seq, s.revision_id, s.op, s.kind, s.title, s.values, s.object_hash, s.provenance
     FROM src s WHERE s.seq <= %[2]s
-   ORDER BY s.key, s.seq
-  ON CONFLICT (domain_id, branch_id, key, seq) DO NOTHING
-  RETURNING 1)`, d, cut, dst)
+   ORDER BY s.key, s.seq%[4]s
+  RETURNING 1)`, d, cut, dst, onConflict(own, t))
 	case "mat_link_history":
 		ins = fmt.Sprintf(`ins AS (
   INSERT INTO mat_link_history (domain_id, branch_id, from_key, relation, to_key, seq, op, origin)
   SELECT %[1]s, %[3]s, s.from_key, s.relation, s.to_key, s.seq, s.op, s.origin
     FROM src s WHERE s.seq <= %[2]s
-   ORDER BY s.from_key, s.relation, s.to_key, s.seq
-  ON CONFLICT (domain_id, branch_id, from_key, relation, to_key, seq) DO NOTHING
-  RETURNING 1)`, d, cut, dst)
+   ORDER BY s.from_key, s.relation, s.to_key, s.seq%[4]s
+  RETURNING 1)`, d, cut, dst, onConflict(own, t))
 	default:
 		return 0, 0, nil, fmt.Errorf("no copy for table %s", t.name)
 	}
@@ -460,6 +466,38 @@ LEFT JOIN LATERAL (SELECT %s FROM src r ORDER BY %s LIMIT 1) l ON true`,
 		last = after
 	}
 	return int(n), int(w), last, nil
+}
+
+// ownRowsAhead reports whether the copy already holds rows of table t
+// after the cursor: rows a commit on the copy wrote during the copy (or,
+// for a level below the first, rows an upper level copied). Only then can
+// a batch's rows collide with the copy's own, and its insert skip them
+// (ON CONFLICT DO NOTHING, so the copy's own rows win). Otherwise the
+// batch inserts plainly: no speculative insertion, which costs a probe of
+// the primary key and a WAL record more for every row. The batch holds
+// the copy's ref lock, which commits on the copy take, so no own row
+// appears until it commits; were one to appear all the same, the insert
+// would fail on the primary key, the batch would roll back and its rerun
+// would take the ON CONFLICT path. The look is one step along the primary
+// key: the first own row after the cursor.
+func (c *Copier) ownRowsAhead(ctx context.Context, tx pgx.Tx, a MaterializeArgs, t table, after *cursor) (bool, error) {
+	keyset, args := t.keysetSQL("o", after, 3)
+	var own bool
+	err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT EXISTS (SELECT 1 FROM %s o WHERE o.domain_id = $1 AND o.branch_id = $2%s)`, t.name, keyset),
+		append([]any{a.DomainID, a.BranchID}, args...)...).Scan(&own)
+	if err != nil {
+		return false, fmt.Errorf("look for the copy's own rows: %w", err)
+	}
+	return own, nil
+}
+
+// onConflict is the conflict clause of a batch's insert into t: rows the
+// copy holds already win when it holds any ahead of the batch (own).
+func onConflict(own bool, t table) string {
+	if !own {
+		return ""
+	}
+	return fmt.Sprintf("\n  ON CONFLICT (domain_id, branch_id, %s) DO NOTHING", strings.Join(t.cols, ", "))
 }
 
 func prefixed(a string, cols []string) []string {

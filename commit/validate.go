@@ -76,8 +76,30 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	for k := range fromSet {
 		delete(fkSet, k)
 	}
-	if err := readRecords(ctx, tx, domainID, branchID, through, st, setList(keySet)); err != nil {
-		return err
+	// The Records the commit puts, patches or deletes are read whole; the
+	// ends of its Links only as far as the checks look at them: whether
+	// they exist and their Kind.
+	full, ends := map[string]struct{}{}, map[string]struct{}{}
+	for _, c := range changes {
+		switch c.op {
+		case opPut, opPatch, opDelete:
+			full[c.key] = struct{}{}
+		}
+	}
+	for k := range keySet {
+		if _, ok := full[k]; !ok {
+			ends[k] = struct{}{}
+		}
+	}
+	if len(full) > 0 {
+		if err := readRecords(ctx, tx, domainID, branchID, through, true, st, setList(full)); err != nil {
+			return err
+		}
+	}
+	if len(ends) > 0 {
+		if err := readRecords(ctx, tx, domainID, branchID, through, false, st, setList(ends)); err != nil {
+			return err
+		}
 	}
 
 	// The targets of ref values that are new to their Record.
@@ -94,7 +116,7 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		targets[u.target] = struct{}{}
 	}
 	if len(targets) > 0 {
-		if err := readRecords(ctx, tx, domainID, branchID, through, st, setList(targets)); err != nil {
+		if err := readRecords(ctx, tx, domainID, branchID, through, false, st, setList(targets)); err != nil {
 			return err
 		}
 	}
@@ -161,11 +183,18 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 // readRecords reads the stored Records of keys into st. A branch that reads
 // through its base (an overlay, a copy still copying) reads the effective
 // state of its level chain; one that owns all its rows reads them directly.
-func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through bool, st *state, keys []string) error {
-	recSQL := `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
+// Without whole, only each Record's Kind is read (its values and lineage are
+// neither sent nor decoded): enough for a Record the commit only links,
+// unlinks or refers to, which it does not change.
+func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through, whole bool, st *state, keys []string) error {
+	cols := `key, kind, values, lineage, created_seq, versions`
+	if !whole {
+		cols = `key, kind, NULL::jsonb, NULL::jsonb, created_seq, versions`
+	}
+	recSQL := `SELECT ` + cols + ` FROM mat_records
 		WHERE domain_id = ` + ilit(domainID) + ` AND branch_id = ` + ilit(branchID) + ` AND NOT deleted AND key = ANY($1::text[])`
 	if through {
-		recSQL = `SELECT key, kind, values, lineage, created_seq, versions FROM lb_state_records(` + ilit(branchID) + `, $1::text[])`
+		recSQL = `SELECT ` + cols + ` FROM lb_state_records(` + ilit(branchID) + `, $1::text[])`
 	}
 	rows, err := tx.Query(ctx, recSQL, keys)
 	if err != nil {
@@ -185,6 +214,9 @@ func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, throu
 		r.oldKind, r.kindName = kind, kind
 		r.kind, _ = st.sch.Kind(kind)
 		r.createdSeq, r.versions = created, versions
+		if !whole {
+			continue
+		}
 		if r.oldValues, err = decodeObject(vals); err != nil {
 			return fmt.Errorf("read records: values of %q: %w", key, err)
 		}

@@ -1,0 +1,106 @@
+package commit
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/store"
+)
+
+const readSchema = `{"kinds": [
+ {"name": "Supplier", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]},
+ {"name": "Part", "title": "name", "attributes": [
+   {"name": "name", "type": "text", "required": true},
+   {"name": "maker", "type": "ref", "kind": "Supplier"}]},
+ {"name": "Warehouse", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}],
+ "relations": [
+ {"name": "supplied_by", "from": "Part", "to": "Supplier", "cardinality": "many"},
+ {"name": "stocked_at", "from": "Part", "to": "Warehouse", "cardinality": "one"}]}`
+
+// TestLoadReadsLinkEndsWithoutValues: the load of a commit reads whole
+// (values and lineage) the stored Records it puts, patches or deletes, and
+// only the Kind of those it merely links, unlinks or refers to, which the
+// checks need no more of; a Record both changed and linked is read whole.
+func TestLoadReadsLinkEndsWithoutValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	d, err := s.CreateDomain(ctx, "supply")
+	require.NoError(t, err)
+	p := New(s, Config{})
+	_, err = p.PutSchema(ctx, d.ID, "main", &SchemaRequest{Document: json.RawMessage(readSchema), Author: "test", Message: "schema"})
+	require.NoError(t, err)
+	ch := func(op, kind, key, values, rel, from, to string) Change {
+		c := Change{Op: op, Kind: kind, Key: key, Relation: rel, From: from, To: to}
+		if values != "" {
+			c.Values = json.RawMessage(values)
+		}
+		return c
+	}
+	_, err = p.Commit(ctx, d.ID, "main", &Request{Message: "seed", Author: "test", Changes: []Change{
+		ch("put", "Supplier", "S-1", `{"name": "Acme"}`, "", "", ""),
+		ch("put", "Supplier", "S-2", `{"name": "Bolt"}`, "", "", ""),
+		ch("put", "Part", "P-1", `{"name": "Hex", "maker": "S-1"}`, "", "", ""),
+		ch("put", "Part", "P-2", `{"name": "Nut"}`, "", "", ""),
+		ch("put", "Warehouse", "W-1", `{"name": "North"}`, "", "", ""),
+	}}, "")
+	require.NoError(t, err)
+
+	type read struct {
+		kind  string
+		whole bool
+	}
+	tests := []struct {
+		name    string
+		changes []Change
+		want    map[string]read // every stored Record the load read
+	}{
+		{"links only", []Change{ch("link", "", "", "", "supplied_by", "P-1", "S-2"), ch("link", "", "", "", "stocked_at", "P-2", "W-1")},
+			map[string]read{"P-1": {"Part", false}, "S-2": {"Supplier", false}, "P-2": {"Part", false}, "W-1": {"Warehouse", false}}},
+		{"patched and linked", []Change{ch("patch", "", "P-1", `{"name": "Hex 2"}`, "", "", ""), ch("link", "", "", "", "supplied_by", "P-1", "S-2")},
+			map[string]read{"P-1": {"Part", true}, "S-2": {"Supplier", false}}},
+		{"a new ref's target", []Change{ch("patch", "", "P-2", `{"maker": "S-2"}`, "", "", "")},
+			map[string]read{"P-2": {"Part", true}, "S-2": {"Supplier", false}}},
+		{"deleted and unlinked", []Change{ch("unlink", "", "", "", "supplied_by", "P-1", "S-1"), ch("delete", "", "S-1", "", "", "", "")},
+			map[string]read{"P-1": {"Part", false}, "S-1": {"Supplier", true}}},
+		{"put over a stored Record", []Change{ch("put", "Supplier", "S-2", `{"name": "Bolt 2"}`, "", "", "")},
+			map[string]read{"S-2": {"Supplier", true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
+				b, err := store.LockBranch(ctx, tx, "main")
+				require.NoError(t, err)
+				sch, err := loadSchema(ctx, tx, b.ID)
+				require.NoError(t, err)
+				var ps problemSet
+				changes, _ := p.parse(&Request{Message: "m", Author: "a", Changes: tc.changes}, &ps)
+				require.True(t, ps.empty())
+				st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
+				require.NoError(t, p.load(ctx, tx, d.ID, b.ID, false, st, changes))
+				got := map[string]read{}
+				for key, r := range st.records {
+					if !r.had {
+						continue
+					}
+					require.Equal(t, r.oldValues != nil, r.oldLineage != nil, key)
+					got[key] = read{r.kindName, r.oldValues != nil}
+					if r.oldValues != nil {
+						require.NotEmpty(t, r.oldValues["name"], key)
+						require.NotEmpty(t, r.oldLineage["name"], key)
+					}
+				}
+				require.Equal(t, tc.want, got)
+				return nil
+			})
+			require.NoError(t, err)
+		})
+	}
+}

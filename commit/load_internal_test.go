@@ -24,6 +24,12 @@ const readSchema = `{"kinds": [
  {"name": "supplied_by", "from": "Part", "to": "Supplier", "cardinality": "many"},
  {"name": "stocked_at", "from": "Part", "to": "Warehouse", "cardinality": "one"}]}`
 
+// read is how the load read a stored Record: its Kind, and whether whole.
+type read struct {
+	kind  string
+	whole bool
+}
+
 // TestLoadReadsLinkEndsWithoutValues: the load of a commit reads whole
 // (values and lineage) the stored Records it puts, patches or deletes, and
 // only the Kind of those it merely links, unlinks or refers to, which the
@@ -55,10 +61,6 @@ func TestLoadReadsLinkEndsWithoutValues(t *testing.T) {
 	}}, "")
 	require.NoError(t, err)
 
-	type read struct {
-		kind  string
-		whole bool
-	}
 	tests := []struct {
 		name    string
 		changes []Change
@@ -76,35 +78,46 @@ func TestLoadReadsLinkEndsWithoutValues(t *testing.T) {
 			map[string]read{"S-2": {"Supplier", true}}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			err := s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
-				b, err := store.LockBranch(ctx, tx, "main")
-				require.NoError(t, err)
-				sch, err := loadSchema(ctx, tx, b.ID)
-				require.NoError(t, err)
-				var ps problemSet
-				changes, _ := p.parse(&Request{Message: "m", Author: "a", Changes: tc.changes}, &ps)
-				require.True(t, ps.empty())
-				st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
-				require.NoError(t, p.load(ctx, tx, d.ID, b.ID, false, st, changes))
-				got := map[string]read{}
-				for key, r := range st.records {
-					if !r.had {
-						continue
-					}
-					require.Equal(t, r.oldValues != nil, r.oldLineage != nil, key)
-					got[key] = read{r.kindName, r.oldValues != nil}
-					if r.oldValues != nil {
-						require.NotEmpty(t, r.oldValues["name"], key)
-						require.NotEmpty(t, r.oldLineage["name"], key)
-					}
-				}
-				require.Equal(t, tc.want, got)
-				return nil
+		for _, through := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/through=%t", tc.name, through), func(t *testing.T) {
+				testLoadReads(t, s, p, d.ID, through, tc.changes, tc.want)
 			})
-			require.NoError(t, err)
-		})
+		}
 	}
+}
+
+// testLoadReads runs the load of changes on main, reading the Records
+// directly or through the branch's level chain (lb_state_records), and
+// compares what it read with want: Record key -> Kind, read whole.
+func testLoadReads(t *testing.T, s *store.Store, p *Pipeline, domainID int32, through bool, cs []Change, want map[string]read) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
+		b, err := store.LockBranch(ctx, tx, "main")
+		require.NoError(t, err)
+		sch, err := loadSchema(ctx, tx, b.ID)
+		require.NoError(t, err)
+		var ps problemSet
+		changes, _ := p.parse(&Request{Message: "m", Author: "a", Changes: cs}, &ps)
+		require.True(t, ps.empty())
+		st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
+		require.NoError(t, p.load(ctx, tx, domainID, b.ID, through, st, changes))
+		got := map[string]read{}
+		for key, r := range st.records {
+			if !r.had {
+				continue
+			}
+			require.Equal(t, r.oldValues != nil, r.oldLineage != nil, key)
+			got[key] = read{r.kindName, r.oldValues != nil}
+			if r.oldValues != nil {
+				require.NotEmpty(t, r.oldValues["name"], key)
+				require.NotEmpty(t, r.oldLineage["name"], key)
+			}
+		}
+		require.Equal(t, want, got)
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 // TestLinkChecksFormatOnlyProblems: applying and checking a commit of

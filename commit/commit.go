@@ -355,23 +355,25 @@ func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessa
 			c.vecFrom = in.VectorFrom
 		}
 		out[i] = c
-		f := fmt.Sprintf("changes[%d].", i)
-		c.prov = parseProvenance(in.Provenance, i, f+"provenance", ps)
+		f := func(name string) string { return changeField(i, name) }
+		if len(in.Provenance) > 0 {
+			c.prov = parseProvenance(in.Provenance, i, f("provenance"), ps)
+		}
 		if len(in.Vector) > 0 && string(in.Vector) != "null" {
 			if in.Op != opPut && in.Op != opPatch {
-				ps.bad(i, f+"vector", "not_allowed", "Only put and patch changes carry a vector.")
+				ps.bad(i, f("vector"), "not_allowed", "Only put and patch changes carry a vector.")
 			} else {
-				c.vector = parseVector(in.Vector, i, f+"vector", ps)
+				c.vector = parseVector(in.Vector, i, f("vector"), ps)
 			}
 		}
 		checkKeyField := func(name, v string) {
 			if code, msg := checkKey(v); code != "" {
-				ps.bad(i, f+name, code, "%s", msg)
+				ps.bad(i, f(name), code, "%s", msg)
 			}
 		}
 		checkName := func(name, v string) {
 			if v == "" {
-				ps.bad(i, f+name, "required", "A %s change needs a %s.", c.op, name)
+				ps.bad(i, f(name), "required", "A %s change needs a %s.", c.op, name)
 			}
 		}
 		switch in.Op {
@@ -382,7 +384,7 @@ func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessa
 			checkKeyField("key", in.Key)
 			if len(in.Values) == 0 || string(in.Values) == "null" {
 				if in.Op == opPatch {
-					ps.bad(i, f+"values", "required", "A patch change needs values: an object of the Attributes to change.")
+					ps.bad(i, f("values"), "required", "A patch change needs values: an object of the Attributes to change.")
 				}
 				c.values = map[string]any{}
 				break
@@ -390,7 +392,7 @@ func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessa
 			v, err := decodeJSON(in.Values)
 			m, isObj := v.(map[string]any)
 			if err != nil || !isObj {
-				ps.bad(i, f+"values", "invalid_json", "values must be a JSON object of Attribute values.")
+				ps.bad(i, f("values"), "invalid_json", "values must be a JSON object of Attribute values.")
 				break
 			}
 			c.values = m
@@ -401,9 +403,9 @@ func (p *Pipeline) parse(req *Request, ps *problemSet) ([]*change, json.RawMessa
 			checkKeyField("from", in.From)
 			checkKeyField("to", in.To)
 		case "":
-			ps.bad(i, f+"op", "required", "Each change needs an op: put, patch, delete, link or unlink.")
+			ps.bad(i, f("op"), "required", "Each change needs an op: put, patch, delete, link or unlink.")
 		default:
-			ps.bad(i, f+"op", "unknown_op", "Op %s is not one of put, patch, delete, link, unlink.", short(in.Op))
+			ps.bad(i, f("op"), "unknown_op", "Op %s is not one of put, patch, delete, link, unlink.", short(in.Op))
 		}
 	}
 	return out, commitProv

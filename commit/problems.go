@@ -3,6 +3,7 @@ package commit
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -108,4 +109,9 @@ func short(s string) string {
 		s = s[:cut] + "…"
 	}
 	return fmt.Sprintf("%q", s)
+}
+
+// changeField names field name of change i ("changes[3].key").
+func changeField(i int, name string) string {
+	return "changes[" + strconv.Itoa(i) + "]." + name
 }

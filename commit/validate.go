@@ -76,8 +76,30 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 	for k := range fromSet {
 		delete(fkSet, k)
 	}
-	if err := readRecords(ctx, tx, domainID, branchID, through, st, setList(keySet)); err != nil {
-		return err
+	// The Records the commit puts, patches or deletes are read whole; the
+	// ends of its Links only as far as the checks look at them: whether
+	// they exist and their Kind.
+	full, ends := map[string]struct{}{}, map[string]struct{}{}
+	for _, c := range changes {
+		switch c.op {
+		case opPut, opPatch, opDelete:
+			full[c.key] = struct{}{}
+		}
+	}
+	for k := range keySet {
+		if _, ok := full[k]; !ok {
+			ends[k] = struct{}{}
+		}
+	}
+	if len(full) > 0 {
+		if err := readRecords(ctx, tx, domainID, branchID, through, true, st, setList(full)); err != nil {
+			return err
+		}
+	}
+	if len(ends) > 0 {
+		if err := readRecords(ctx, tx, domainID, branchID, through, false, st, setList(ends)); err != nil {
+			return err
+		}
 	}
 
 	// The targets of ref values that are new to their Record.
@@ -94,7 +116,7 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		targets[u.target] = struct{}{}
 	}
 	if len(targets) > 0 {
-		if err := readRecords(ctx, tx, domainID, branchID, through, st, setList(targets)); err != nil {
+		if err := readRecords(ctx, tx, domainID, branchID, through, false, st, setList(targets)); err != nil {
 			return err
 		}
 	}
@@ -161,11 +183,18 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 // readRecords reads the stored Records of keys into st. A branch that reads
 // through its base (an overlay, a copy still copying) reads the effective
 // state of its level chain; one that owns all its rows reads them directly.
-func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through bool, st *state, keys []string) error {
-	recSQL := `SELECT key, kind, values, lineage, created_seq, versions FROM mat_records
+// Without whole, only each Record's Kind is read (its values and lineage are
+// neither sent nor decoded): enough for a Record the commit only links,
+// unlinks or refers to, which it does not change.
+func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through, whole bool, st *state, keys []string) error {
+	cols := `key, kind, values, lineage, created_seq, versions`
+	if !whole {
+		cols = `key, kind, NULL::jsonb, NULL::jsonb, created_seq, versions`
+	}
+	recSQL := `SELECT ` + cols + ` FROM mat_records
 		WHERE domain_id = ` + ilit(domainID) + ` AND branch_id = ` + ilit(branchID) + ` AND NOT deleted AND key = ANY($1::text[])`
 	if through {
-		recSQL = `SELECT key, kind, values, lineage, created_seq, versions FROM lb_state_records(` + ilit(branchID) + `, $1::text[])`
+		recSQL = `SELECT ` + cols + ` FROM lb_state_records(` + ilit(branchID) + `, $1::text[])`
 	}
 	rows, err := tx.Query(ctx, recSQL, keys)
 	if err != nil {
@@ -185,6 +214,9 @@ func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, throu
 		r.oldKind, r.kindName = kind, kind
 		r.kind, _ = st.sch.Kind(kind)
 		r.createdSeq, r.versions = created, versions
+		if !whole {
+			continue
+		}
 		if r.oldValues, err = decodeObject(vals); err != nil {
 			return fmt.Errorf("read records: values of %q: %w", key, err)
 		}
@@ -231,22 +263,22 @@ func decodeObject(b []byte) (map[string]any, error) {
 func apply(st *state, changes []*change, ps *problemSet) {
 	for _, c := range changes {
 		i := c.idx
-		f := fmt.Sprintf("changes[%d].", i)
+		f := func(name string) string { return changeField(i, name) }
 		switch c.op {
 		case opPut:
 			r := st.touch(c)
 			k, ok := st.sch.Kind(c.kind)
 			if !ok {
-				ps.add(i, f+"kind", "unknown_kind", "The schema has no kind named %s.", short(c.kind))
+				ps.add(i, f("kind"), "unknown_kind", "The schema has no kind named %s.", short(c.kind))
 			} else if r.exists && r.kindName != c.kind {
-				ps.add(i, f+"kind", "kind_changed", "Record %s is a %s, not a %s; delete it first to reuse its key for another kind.", short(c.key), r.kindName, c.kind)
+				ps.add(i, f("kind"), "kind_changed", "Record %s is a %s, not a %s; delete it first to reuse its key for another kind.", short(c.key), r.kindName, c.kind)
 			}
 			r.exists, r.kindName, r.kind, r.putIdx, r.attrIdx = true, c.kind, k, i, nil
 			r.values, r.broken = map[string]any{}, true
 			if k != nil {
 				norm, vps := k.ValidateValues(c.values)
 				for _, vp := range vps {
-					ps.add(i, f+vp.Field, vp.Code, "%s", vp.Message)
+					ps.add(i, f(vp.Field), vp.Code, "%s", vp.Message)
 				}
 				if len(vps) == 0 {
 					r.values, r.broken = norm, false
@@ -256,21 +288,21 @@ func apply(st *state, changes []*change, ps *problemSet) {
 		case opPatch:
 			r := st.touch(c)
 			if !r.exists {
-				ps.add(i, f+"key", "not_found", "Record %s does not exist on this branch; put it first.", short(c.key))
+				ps.add(i, f("key"), "not_found", "Record %s does not exist on this branch; put it first.", short(c.key))
 				r.broken = true
 				break
 			}
 			if c.kind != "" && c.kind != r.kindName {
-				ps.add(i, f+"kind", "kind_mismatch", "Record %s is a %s, not a %s.", short(c.key), r.kindName, short(c.kind))
+				ps.add(i, f("kind"), "kind_mismatch", "Record %s is a %s, not a %s.", short(c.key), r.kindName, short(c.kind))
 			}
 			if r.kind == nil {
-				ps.add(i, f+"key", "unknown_kind", "Record %s is a %s, which the schema no longer defines.", short(c.key), r.kindName)
+				ps.add(i, f("key"), "unknown_kind", "Record %s is a %s, which the schema no longer defines.", short(c.key), r.kindName)
 				r.broken = true
 				break
 			}
 			norm, vps := r.kind.ValidatePatch(c.values)
 			for _, vp := range vps {
-				ps.add(i, f+vp.Field, vp.Code, "%s", vp.Message)
+				ps.add(i, f(vp.Field), vp.Code, "%s", vp.Message)
 			}
 			if len(vps) > 0 {
 				r.broken = true
@@ -293,7 +325,7 @@ func apply(st *state, changes []*change, ps *problemSet) {
 			}
 			if !r.broken {
 				for _, vp := range r.kind.MissingRequired(merged) {
-					ps.add(i, f+vp.Field, vp.Code, "%s", vp.Message)
+					ps.add(i, f(vp.Field), vp.Code, "%s", vp.Message)
 				}
 			}
 			r.values = merged
@@ -301,27 +333,27 @@ func apply(st *state, changes []*change, ps *problemSet) {
 		case opDelete:
 			r := st.touch(c)
 			if !r.exists {
-				ps.add(i, f+"key", "not_found", "Record %s does not exist on this branch.", short(c.key))
+				ps.add(i, f("key"), "not_found", "Record %s does not exist on this branch.", short(c.key))
 			} else if c.kind != "" && c.kind != r.kindName {
-				ps.add(i, f+"kind", "kind_mismatch", "Record %s is a %s, not a %s.", short(c.key), r.kindName, short(c.kind))
+				ps.add(i, f("kind"), "kind_mismatch", "Record %s is a %s, not a %s.", short(c.key), r.kindName, short(c.kind))
 			}
 			r.exists, r.values, r.broken, r.recreated, r.deleteIdx, r.attrIdx = false, nil, false, true, i, nil
 			r.putIdx = -1
 			c.after = nil
 		case opLink, opUnlink:
 			if _, ok := st.sch.Relation(c.relation); !ok {
-				ps.add(i, f+"relation", "unknown_relation", "The schema has no relation named %s.", short(c.relation))
+				ps.add(i, f("relation"), "unknown_relation", "The schema has no relation named %s.", short(c.relation))
 				break
 			}
 			l := st.link(linkKey{c.from, c.relation, c.to})
 			if c.op == opLink {
 				if l.after {
-					ps.add(i, f+"to", "already_linked", "%s is already linked to %s by %s.", short(c.from), short(c.to), c.relation)
+					ps.add(i, f("to"), "already_linked", "%s is already linked to %s by %s.", short(c.from), short(c.to), c.relation)
 				}
 				l.after, l.origin = true, 'l'
 			} else {
 				if !l.after {
-					ps.add(i, f+"to", "not_linked", "%s is not linked to %s by %s.", short(c.from), short(c.to), c.relation)
+					ps.add(i, f("to"), "not_linked", "%s is not linked to %s by %s.", short(c.from), short(c.to), c.relation)
 				}
 				l.after = false
 			}
@@ -428,12 +460,11 @@ func check(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, 
 		}
 		for _, end := range []struct{ name, key, kind string }{{"from", c.from, rel.From}, {"to", c.to, rel.To}} {
 			t := st.records[end.key]
-			field := fmt.Sprintf("changes[%d].%s", c.idx, end.name)
 			switch {
 			case t == nil || !t.exists:
-				ps.add(c.idx, field, "unknown_record", "Record %s does not exist on this branch after the commit.", short(end.key))
+				ps.add(c.idx, changeField(c.idx, end.name), "unknown_record", "Record %s does not exist on this branch after the commit.", short(end.key))
 			case t.kindName != end.kind:
-				ps.add(c.idx, field, "relation_kind", "Relation %s links a %s to a %s; %s is a %s.", rel.Name, rel.From, rel.To, short(end.key), t.kindName)
+				ps.add(c.idx, changeField(c.idx, end.name), "relation_kind", "Relation %s links a %s to a %s; %s is a %s.", rel.Name, rel.From, rel.To, short(end.key), t.kindName)
 			}
 		}
 		if rel.Cardinality == schema.CardinalityOne {
@@ -456,12 +487,12 @@ func check(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, 
 			continue
 		}
 		outCount[pairKey{l.from, l.relation}]++
-		desc := fmt.Sprintf("%s -%s-> %s", short(l.from), l.relation, short(l.to))
+		desc := func() string { return fmt.Sprintf("%s -%s-> %s", short(l.from), l.relation, short(l.to)) }
 		if _, gone := deleted[l.from]; gone {
-			stillLinked[l.from] = append(stillLinked[l.from], desc)
+			stillLinked[l.from] = append(stillLinked[l.from], desc())
 		}
 		if _, gone := deleted[l.to]; gone && l.from != l.to {
-			stillLinked[l.to] = append(stillLinked[l.to], desc)
+			stillLinked[l.to] = append(stillLinked[l.to], desc())
 		}
 		// A Record put again under another Kind keeps its Links only where
 		// they still fit.
@@ -473,7 +504,7 @@ func check(ctx context.Context, tx pgx.Tx, domainID, branchID int32, st *state, 
 					blame = tr
 				}
 				ps.add(blame.lastIdx, fmt.Sprintf("changes[%d].kind", blame.lastIdx), "relation_kind",
-					"Link %s no longer fits relation %s (%s to %s); unlink it first.", desc, rel.Name, rel.From, rel.To)
+					"Link %s no longer fits relation %s (%s to %s); unlink it first.", desc(), rel.Name, rel.From, rel.To)
 			}
 		}
 		if l.origin == 'r' && kindChanged(tr) && fr != nil && fr.kind != nil {

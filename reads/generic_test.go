@@ -61,30 +61,26 @@ func TestOverlaySearchTermsKeepIndexPlans(t *testing.T) {
 	conn := pc.Conn()
 	// The fixture's plan cache keeps custom plans under auto; the plan a
 	// session keeps at 1M is the generic one, forced here.
-	for _, mode := range []string{"force_generic_plan"} {
-		t.Run(mode, func(t *testing.T) {
-			_, err := conn.Exec(f.ctx, `SELECT set_config('plan_cache_mode', $1, false)`, mode)
-			require.NoError(t, err)
-			defer conn.Exec(f.ctx, `RESET plan_cache_mode`) //nolint:errcheck // the connection goes back to the pool
-			var words []string
-			scans := xactIndexScans(t, f, conn, func(tx pgx.Tx) error {
-				for i := range 8 {
-					w := overlayWords[i%len(overlayWords)]
-					rows, err := tx.Query(f.ctx, `SELECT coalesce(key, '') FROM lb_search('ov', $1, '', 20)`, w)
-					if err != nil {
-						return err
-					}
-					got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-					if err != nil {
-						return err
-					}
-					words = append(words, got...)
-				}
-				return nil
-			}, "mat_lexicon_pkey", "mat_lexicon_trgm_idx")
-			require.NotEmpty(t, words)
-			require.Positive(t, scans["mat_lexicon_pkey"], scans)
-			require.Zero(t, scans["mat_lexicon_trgm_idx"], scans)
-		})
-	}
+	_, err = conn.Exec(f.ctx, `SELECT set_config('plan_cache_mode', 'force_generic_plan', false)`)
+	require.NoError(t, err)
+	defer conn.Exec(f.ctx, `RESET plan_cache_mode`) //nolint:errcheck // the connection goes back to the pool
+	var words []string
+	scans := xactIndexScans(t, f, conn, func(tx pgx.Tx) error {
+		for i := range 8 {
+			w := overlayWords[i%len(overlayWords)]
+			rows, err := tx.Query(f.ctx, `SELECT coalesce(key, '') FROM lb_search('ov', $1, '', 20)`, w)
+			if err != nil {
+				return err
+			}
+			got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			words = append(words, got...)
+		}
+		return nil
+	}, "mat_lexicon_pkey", "mat_lexicon_trgm_idx")
+	require.NotEmpty(t, words)
+	require.Positive(t, scans["mat_lexicon_pkey"], scans)
+	require.Zero(t, scans["mat_lexicon_trgm_idx"], scans)
 }

@@ -30,7 +30,8 @@
 -- matches are fewer than p_partial_min. Past 1,000 results, or when level
 -- 1 is not an overlay (a copy still copying), the levels are read as
 -- lb_search_run reads them. ranked is the base's candidates plus the
--- overlay's, truncated the base's.
+-- overlay's, truncated the base's. An overlay that decides no key (no
+-- own rows, no base key changed since the fork) answers as its base.
 CREATE OR REPLACE FUNCTION lb_search_overlay(d integer, bs integer[], cs bigint[], hs bigint[], terms tsquery[], words text[], corrs jsonb[], corr jsonb, p_kind text, p_limit integer, p_candidates integer, p_partial_min integer, p_partial_candidates integer)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE plpgsql
@@ -108,6 +109,14 @@ BEGIN
                            ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
                                    FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false)
              LIMIT 1001) m;
+    IF own_keys IS NULL AND chg_keys IS NULL THEN
+        -- The overlay decides no key: its answer is the base's, asked as
+        -- the base itself is asked (a larger limit can pick other Records
+        -- among partial matches tied at the limit).
+        RETURN QUERY SELECT * FROM lb_search_run(d, base, true, ARRAY[base], ARRAY[hs[2]], ARRAY[hs[2]], terms, words, corrs, corr, p_kind, p_limit,
+                                                 p_candidates, p_partial_min, p_partial_candidates);
+        RETURN;
+    END IF;
     own_all := coalesce(cardinality(own_keys), 0) <= 32;
     chg_all := coalesce(cardinality(chg_keys), 0) <= 1000;
     SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;

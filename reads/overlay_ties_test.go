@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lorebase/lorebase/store"
 )
 
 // TestOverlayWithoutOwnRowsSearchesAsItsBase: an overlay that decides no
@@ -28,21 +25,12 @@ func TestOverlayWithoutOwnRowsSearchesAsItsBase(t *testing.T) {
 	f.commit("alice", "", cs...)
 	f.fork("ov", "overlay", revInfo{})
 
+	conn, err := f.s.Pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	defer conn.Release()
 	search := func(branch, q string, limit, cands, partial int) []string {
-		var out []string
-		require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
-			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-				return err
-			}
-			rows, err := tx.Query(f.ctx, `SELECT coalesce(key, '') || ' ' || coalesce(score::text, '') || ' ' || match || ' ' || ranked || ' ' || truncated
-				FROM lb_search($1, $2, '', $3, NULL, $4, 5, $5)`, branch, q, limit, cands, partial)
-			if err != nil {
-				return err
-			}
-			out, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			return err
-		}))
-		return out
+		return scopedStrings(t, f, conn, `SELECT coalesce(key, '') || ' ' || coalesce(score::text, '') || ' ' || match || ' ' || ranked || ' ' || truncated
+			FROM lb_search($1, $2, '', $3, NULL, $4, 5, $5)`, branch, q, limit, cands, partial)
 	}
 	for _, tc := range []struct {
 		q                     string

@@ -1,6 +1,7 @@
 package reads_test
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
@@ -48,6 +49,20 @@ func scopedStrings(t *testing.T, f *fixture, conn *pgxpool.Conn, sql string, arg
 		return err
 	}))
 	return out
+}
+
+// preparedName answers, in tx (scoped to the Domain), the text of the
+// statement lb_rec_prepared prepares for the read function call (its _sql
+// twin's answer) and the name it prepares it under.
+func preparedName(t *testing.T, ctx context.Context, tx pgx.Tx, call string) (name, text string) {
+	t.Helper()
+	var stmt string
+	require.NoError(t, tx.QueryRow(ctx, `SELECT `+call).Scan(&stmt))
+	m := preparedStmt.FindStringSubmatch(stmt)
+	require.NotNil(t, m, stmt)
+	text = strings.ReplaceAll(m[1], "''", "'")
+	sum := md5.Sum([]byte(text))
+	return "lb_rec_" + hex.EncodeToString(sum[:]), text
 }
 
 // TestOverlayPagePlannedOnce: an overlay's pages and attribute queries run
@@ -110,19 +125,12 @@ func TestOverlayPreparedStatementReplaced(t *testing.T) {
 		`lb_query_by_attribute%s('%s', 'Part', 'maker', 'S-1', '', 100)`,
 		`lb_page%s('%s', 'Part', 'P-3', 100)`,
 	} {
-		var stmt string
 		var got, want []string
 		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
 			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
 				return err
 			}
-			if err := tx.QueryRow(f.ctx, `SELECT `+fmt.Sprintf(c, "_sql", "ov")).Scan(&stmt); err != nil {
-				return err
-			}
-			m := preparedStmt.FindStringSubmatch(stmt)
-			require.NotNil(t, m, stmt)
-			sum := md5.Sum([]byte(strings.ReplaceAll(m[1], "''", "'")))
-			name := "lb_rec_" + hex.EncodeToString(sum[:])
+			name, _ := preparedName(t, f.ctx, tx, fmt.Sprintf(c, "_sql", "ov"))
 			var had bool
 			if err := tx.QueryRow(f.ctx, `SELECT EXISTS (SELECT 1 FROM pg_prepared_statements WHERE name = $1)`, name).Scan(&had); err != nil {
 				return err
@@ -192,15 +200,7 @@ func TestOverlayPreparedStatementReplacedAfterUse(t *testing.T) {
 		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
 			return err
 		}
-		var stmt string
-		if err := tx.QueryRow(f.ctx, `SELECT `+fmt.Sprintf(call, "_sql", "ov")).Scan(&stmt); err != nil {
-			return err
-		}
-		m := preparedStmt.FindStringSubmatch(stmt)
-		require.NotNil(t, m, stmt)
-		q = strings.ReplaceAll(m[1], "''", "'")
-		sum := md5.Sum([]byte(q))
-		name = "lb_rec_" + hex.EncodeToString(sum[:])
+		name, q = preparedName(t, f.ctx, tx, fmt.Sprintf(call, "_sql", "ov"))
 		return nil
 	}))
 	want := read("ref")

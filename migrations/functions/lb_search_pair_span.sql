@@ -28,20 +28,12 @@ BEGIN
         ny := 0;
         RETURN;
     END IF;
-    nx := (SELECT count(*) FROM (SELECT FROM mat_search_words m
-            WHERE m.domain_id = d AND m.branch_id = b AND m.word = p_x AND m.score = p_xs AND m.key >= lo AND m.key <= hi
-            LIMIT p_cap) x);
-    ny := (SELECT count(*) FROM (SELECT FROM mat_search_words m
-            WHERE m.domain_id = d AND m.branch_id = b AND m.word = p_y AND m.score = p_ys AND m.key >= lo AND m.key <= hi
-            LIMIT p_cap) x);
+    nx := lb_search_plateau_count(d, b, p_x, p_xs, lo, hi, p_cap);
+    ny := lb_search_plateau_count(d, b, p_y, p_ys, lo, hi, p_cap);
     IF nx >= p_cap AND ny < p_cap AND ny::bigint * 8 >= p_cap THEN
-        nx := (SELECT count(*) FROM (SELECT FROM mat_search_words m
-                WHERE m.domain_id = d AND m.branch_id = b AND m.word = p_x AND m.score = p_xs AND m.key >= lo AND m.key <= hi
-                LIMIT ny * 8 + 1) x);
+        nx := lb_search_plateau_count(d, b, p_x, p_xs, lo, hi, ny * 8 + 1);
     ELSIF ny >= p_cap AND nx < p_cap AND nx::bigint * 8 >= p_cap THEN
-        ny := (SELECT count(*) FROM (SELECT FROM mat_search_words m
-                WHERE m.domain_id = d AND m.branch_id = b AND m.word = p_y AND m.score = p_ys AND m.key >= lo AND m.key <= hi
-                LIMIT nx * 8 + 1) x);
+        ny := lb_search_plateau_count(d, b, p_y, p_ys, lo, hi, nx * 8 + 1);
     END IF;
 END
 $function$;

@@ -30,3 +30,14 @@ func DropReplicaIndexes(ctx context.Context, s *store.Store) (int, error) {
 	defer conn.Release()
 	return dropIndexes(ctx, conn)
 }
+
+// EmptyReplicaStage creates the staging tables empty, as crash recovery
+// leaves unlogged tables a killed replicating run had written.
+func EmptyReplicaStage(ctx context.Context, s *store.Store) error {
+	for _, t := range stagedTables() {
+		if _, err := s.Pool.Exec(ctx, `CREATE UNLOGGED TABLE `+stagePrefix+t.name+` (LIKE `+t.name+`)`); err != nil {
+			return err
+		}
+	}
+	return nil
+}

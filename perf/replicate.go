@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -242,10 +243,16 @@ func Replicate(ctx context.Context, s *store.Store, cfg supply.Config, progress 
 				}
 				counted = append(counted, x.derived())
 			}
-			for _, stmt := range counted {
+			for i, stmt := range counted {
 				var n int64
 				if err := tx.QueryRow(ctx, stmt, d.ID, branchID).Scan(&n); err != nil {
 					return err
+				}
+				if i == 0 && n == 0 {
+					// Nothing to copy from: the base's rows were not read
+					// (a staging table emptied by a crash, say). The
+					// replica would be counted copied with no Records.
+					return errors.New("no Records copied from the base")
 				}
 				rows += n
 			}

@@ -43,7 +43,9 @@ func stagedTables() []stagedTable {
 }
 
 // stage writes the staging tables, in one transaction, unless an earlier
-// run did.
+// run did. The staging tables are unlogged, so a server that crashed (or
+// was killed) since that run left them empty: they are then dropped and
+// written again, rather than read as a base without rows.
 func stage(ctx context.Context, conn *pgxpool.Conn, x replicaSQL, domainID, branchID int32) error {
 	tables := stagedTables()
 	var done bool
@@ -51,7 +53,16 @@ func stage(ctx context.Context, conn *pgxpool.Conn, x replicaSQL, domainID, bran
 		return fmt.Errorf("stage base rows: %w", err)
 	}
 	if done {
-		return nil
+		var rows bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM `+stagePrefix+tables[0].name+`)`).Scan(&rows); err != nil {
+			return fmt.Errorf("stage base rows: %w", err)
+		}
+		if rows {
+			return nil
+		}
+		if err := unstage(ctx, conn); err != nil {
+			return fmt.Errorf("stage base rows again: %w", err)
+		}
 	}
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SET LOCAL statement_timeout = 0`); err != nil {

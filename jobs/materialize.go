@@ -415,21 +415,7 @@ ins AS (
          (SELECT jsonb_object_agg(a, e.values -> a) FROM unnest(ia.attrs) a WHERE e.values ? a), e.seq
     FROM eff e LEFT JOIN ia ON ia.kind = e.kind WHERE true%[5]s
    ORDER BY e.key%[6]s
-  RETURNING key),
-posted AS (
-  INSERT INTO mat_search_words (domain_id, branch_id, key, word, score)
-  SELECT %[1]s, %[4]s, w.key, w.word, w.score
-    FROM ins i JOIN src s ON s.key = i.key AND s.seq <= %[3]s
-    JOIN mat_search_words w ON w.domain_id = %[1]s AND w.branch_id = %[2]s AND w.key = i.key
-   WHERE w.key >= (SELECT min(k.key) FROM src k) AND w.key <= (SELECT max(k.key) FROM src k)
-   ORDER BY w.key, w.word
-  RETURNING word),
-lexicon AS (
-  INSERT INTO mat_lexicon AS l (domain_id, branch_id, word, records)
-  SELECT %[1]s, %[4]s, p.word, count(*)::int FROM posted p
-   GROUP BY p.word
-   ORDER BY p.word
-  ON CONFLICT (domain_id, branch_id, word) DO UPDATE SET records = l.records + EXCLUDED.records)`, d, b, cut, dst, recordsSaid(d, levels[:j]), onConflict(own, t))
+  RETURNING 1)`, d, b, cut, dst, recordsSaid(d, levels[:j]), onConflict(own, t))
 	case "mat_links":
 		ins = fmt.Sprintf(`eff AS (
   SELECT s.from_key, s.relation, s.to_key, s.origin, s.seq

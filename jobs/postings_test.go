@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -128,48 +127,4 @@ func TestCopyPostingsAreTheRecords(t *testing.T) {
 			f.requirePostingsAsComputed(t, f.main)
 		})
 	}
-}
-
-// TestCopyTakesThePostingsOfTheBase: the Records a copy takes from its
-// base's rows as of the fork get the base's postings as they are, not
-// recomputed (a score changed on the base shows on the copy); a Record
-// rebuilt from history gets its postings computed.
-func TestCopyTakesThePostingsOfTheBase(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	f := newFixture(t, 40)
-	b := f.createBranch(t, "copy", store.ModeCopy)
-	f.changeAfterFork(t)
-	// Marks on main's postings: a copied Record (R-000001) and one changed
-	// after the fork (R-000006, rebuilt from history).
-	f.exec(t, `UPDATE mat_search_words SET score = score + 100 WHERE domain_id = $1 AND branch_id = $2 AND key IN ('R-000001', 'R-000006')`, f.domain, f.main)
-	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 9}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
-	require.Equal(t, 2, f.count(t, `SELECT count(*) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-000001' AND score > 100`, f.domain, b))
-	require.Zero(t, f.count(t, `SELECT count(*) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-000006' AND score > 100`, f.domain, b))
-	require.Positive(t, f.count(t, `SELECT count(*) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-000006'`, f.domain, b))
-}
-
-// TestPostingsOfAnotherDomainDoNotCount: the trigger gives no postings to
-// an inserted Record whose branch holds its postings already (the copy
-// wrote them); postings of another Domain under the same branch id and
-// key do not count, whatever that Domain writes.
-func TestPostingsOfAnotherDomainDoNotCount(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	f := newFixture(t, 10)
-	b := f.createBranch(t, "copy", store.ModeCopy)
-	// Another Domain whose Records take the copy's branch id and the keys a
-	// commit on the copy writes next, in the copy's partition or not.
-	for i := range 3 {
-		d, err := f.s.CreateDomain(ctx, fmt.Sprintf("other-%d", i))
-		require.NoError(t, err)
-		f.exec(t, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, search, created_seq, seq)
-			VALUES ($1, $2, 'R-HOSTILE', 'Thing', 'x', to_tsvector('simple', 'hostile words'), 1, 1)`, d.ID, b)
-		require.Equal(t, 2, f.count(t, `SELECT count(*) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-HOSTILE'`, d.ID, b))
-	}
-	f.exec(t, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, search, created_seq, seq)
-		VALUES ($1, $2, 'R-HOSTILE', 'Thing', 'x', to_tsvector('simple', 'mine and only mine'), 300, 300)`, f.domain, b)
-	require.Equal(t, 3, f.count(t, `SELECT count(*) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND key = 'R-HOSTILE'`, f.domain, b))
-	require.NoError(t, (&jobs.Copier{Store: f.s, BatchRows: 4}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
-	f.requirePostingsAsComputed(t, b)
 }

@@ -8,14 +8,6 @@
 -- updated where they differ. An update that changes neither in any row
 -- returns after one join of the transition tables.
 --
--- An inserted row whose postings its branch holds already gets none: the
--- background copy of a copy branch writes the postings and lexicon counts
--- of the rows it copies from its base's, in the statement that inserts
--- them (postings exist only for present Records, so a row a commit inserts
--- has none). The look is a scalar subquery, one probe of the primary key
--- per row: as a join, the plan this static statement keeps for the session
--- could be a hash join reading every posting of the table.
---
 -- The lexicon counts the present Records of a branch holding each word,
 -- which is the number of the word's postings in that branch: it moves by
 -- the postings each statement inserts and deletes (their RETURNING rows),
@@ -57,8 +49,6 @@ BEGIN
                    ts_rank(n.search, ('''' || replace(replace(w, '\', '\\'), '''', '''''') || '''')::tsquery)
               FROM new_rows n, unnest(tsvector_to_array(n.search)) w
              WHERE NOT n.deleted
-               AND (SELECT s.key FROM mat_search_words s
-                     WHERE s.domain_id = n.domain_id AND s.branch_id = n.branch_id AND s.key = n.key LIMIT 1) IS NULL
              ORDER BY 1, 2, 3, 4
             RETURNING domain_id, branch_id, word)
         INSERT INTO mat_lexicon AS l (domain_id, branch_id, word, records)

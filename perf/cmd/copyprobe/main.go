@@ -2,7 +2,9 @@
 // existing database (a copy of a perf seed): it creates a copy branch of
 // main, runs the store.materialize job in-process batch by batch and
 // reports, per table, the rows copied, their rate and the batches' hold
-// times; then it deletes the branch (store.branch_delete in-process), so
+// times, with the server CPU time its backends spent on each table (read
+// from /proc where the server runs on this machine: a count that depends
+// less on other work than the wall time); then it deletes the branch (store.branch_delete in-process), so
 // the database can be measured again.
 package main
 
@@ -13,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -28,8 +32,47 @@ var noJobs = store.BranchJobs{
 
 type phase struct {
 	rows, written, batches int
-	time                   time.Duration
+	time, cpu              time.Duration
 	held                   []time.Duration
+}
+
+// clockTick is the unit of utime and stime in /proc/<pid>/stat (USER_HZ,
+// 100 on Linux).
+const clockTick = 10 * time.Millisecond
+
+// serverCPU sums the user and system CPU time of the client backends
+// connected to the database; ok is false where /proc does not show them
+// (a server on another machine).
+func serverCPU(ctx context.Context, s *store.Store) (time.Duration, bool) {
+	rows, err := s.Pool.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'`)
+	if err != nil {
+		return 0, false
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil || len(pids) == 0 {
+		return 0, false
+	}
+	var total time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return 0, false
+		}
+		// Fields after the command name, which is in parentheses and may
+		// hold spaces: state is field 3, utime 14, stime 15.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			return 0, false
+		}
+		for _, v := range f[11:13] {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			total += time.Duration(n) * clockTick
+		}
+	}
+	return total, true
 }
 
 func main() {
@@ -37,6 +80,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "copyprobe:", err)
 		os.Exit(1)
 	}
+}
+
+// cpuNote is the server CPU time of a part of the run, with the rows a
+// server CPU second copies when rows is positive.
+func cpuNote(cpu time.Duration, rows int, ok bool) string {
+	if !ok {
+		return ""
+	}
+	if rows <= 0 || cpu <= 0 {
+		return fmt.Sprintf("; server CPU %.1f s", cpu.Seconds())
+	}
+	return fmt.Sprintf("; server CPU %.1f s, %.0f rows per CPU s", cpu.Seconds(), float64(rows)/cpu.Seconds())
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
@@ -81,6 +136,7 @@ func run() error {
 	order := []string{}
 	var all []time.Duration
 	last := time.Now()
+	lastCPU, cpuOK := serverCPU(ctx, s)
 	c := &jobs.Copier{Store: s, BatchRows: *batch, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
 		p := phases[st.Phase]
 		if p == nil {
@@ -94,6 +150,12 @@ func run() error {
 		p.batches++
 		p.time += now.Sub(last)
 		last = now
+		if cpu, ok := serverCPU(ctx, s); ok && cpuOK {
+			p.cpu += cpu - lastCPU
+			lastCPU = cpu
+		} else {
+			cpuOK = false
+		}
 		p.held = append(p.held, st.Held)
 		all = append(all, st.Held)
 		return nil
@@ -103,15 +165,24 @@ func run() error {
 		return err
 	}
 	total := time.Since(start)
+	analyzeCPU, ok := serverCPU(ctx, s)
+	cpuOK = cpuOK && ok
+	analyzeCPU -= lastCPU
 	written := 0
+	var copying, copyCPU time.Duration
 	for _, n := range order {
 		p := phases[n]
 		written += p.written
-		fmt.Printf("%-13s %9d rows %8.0f rows/s %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s)\n",
+		copying += p.time
+		copyCPU += p.cpu
+		fmt.Printf("%-13s %9d rows %8.0f rows/s %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s%s)\n",
 			n, p.written, float64(p.written)/p.time.Seconds(), p.batches,
 			float64(pct(p.held, 0.5).Microseconds())/1000, float64(pct(p.held, 0.95).Microseconds())/1000,
-			float64(pct(p.held, 1).Microseconds())/1000, p.time.Seconds())
+			float64(pct(p.held, 1).Microseconds())/1000, p.time.Seconds(), cpuNote(p.cpu, p.written, cpuOK))
 	}
+	fmt.Printf("analyze       %.1f s%s\n", (total - copying).Seconds(), cpuNote(analyzeCPU, 0, cpuOK))
+	fmt.Printf("copy          %9d rows %8.0f rows/s  (%.1f s, analyze left out%s)\n",
+		written, float64(written)/copying.Seconds(), copying.Seconds(), cpuNote(copyCPU, written, cpuOK))
 	fmt.Printf("total         %9d rows %8.0f rows/s %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s, analyze included)\n",
 		written, float64(written)/total.Seconds(), len(all),
 		float64(pct(all, 0.5).Microseconds())/1000, float64(pct(all, 0.95).Microseconds())/1000,

@@ -311,7 +311,24 @@ func TestOverlayPlansUseIndexes(t *testing.T) {
 			require.Regexp(t, `Index Scan Backward using mat_history_p\d+_pkey`, plan, plan)
 			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, plan)
 		}
-		_, err := tx.Exec(ov.ctx, `DEALLOCATE head_get`)
+		// The plain-SQL history page likewise: the history's primary key.
+		if _, err := tx.Exec(ov.ctx, `PREPARE history_page(text, text, text, int) AS `+reads.HistorySQLForTest); err != nil {
+			return err
+		}
+		for _, br := range []string{"ov", "cp"} {
+			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE history_page('%s', 'S-13', '', 21)`, br))
+			if err != nil {
+				return err
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			plan := strings.Join(lines, "\n")
+			require.Regexp(t, `Index Scan Backward using mat_history_p\d+_pkey`, plan, plan)
+			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, plan)
+		}
+		_, err := tx.Exec(ov.ctx, `DEALLOCATE head_get; DEALLOCATE history_page`)
 		return err
 	}))
 	// The overlay over main reads main's rows by the same index.

@@ -91,31 +91,39 @@ func scanRecords(rows pgx.Rows, into *[]Record) (err error) {
 	return err
 }
 
-// getHeadSQL reads a Record at the head of a branch that owns all its rows
-// (main, a finished copy) as plain SQL: key and name equalities are
-// leakproof, so under row-level security it keeps its primary-key plans,
-// and pgx prepares it once per connection, so it is never planned again.
-// For every other case (an overlay, a copy still copying, a missing branch
-// or Record) the same statement falls back to lb_get, which the one-time
-// NOT EXISTS filter runs only then: one round trip either way.
-const getHeadSQL = `WITH h AS (
-SELECT m.key::text, m.kind::text, m.title, m."values",
-       coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '') AS revision
-  FROM refs b
-  JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
- WHERE b.domain_id = lb_domain() AND b.name = $1 AND b.mode = 'copy' AND b.state = 'ready' AND NOT m.deleted)
+// getHeadSQL reads a Record at the head of a branch as plain SQL, without
+// lb_get's PL/pgSQL (the levels resolved function by function, a plan
+// cache lookup for each statement of each function), for the two kinds of
+// branch nearly every read meets:
+//
+//   - a branch that owns all its rows (main, a finished copy): its row;
+//   - an overlay, or a copy still copying, over a branch that owns all its
+//     rows: the Record of the two levels (lb_record_at, an SQL function the
+//     planner inlines), the base read as of the fork, exactly as lb_get
+//     resolves them (lb_scope_chain, lb_levels, lb_level_cuts).
+//
+// The branch and its base are read from refs in the same statement, so a
+// branch deleted, recreated or switched from overlay to copy is read as it
+// is now. Key and name equalities are leakproof, so under row-level
+// security it keeps its primary-key plans, and pgx prepares it once per
+// connection, so it is never planned again. Every other case (a deeper
+// chain of overlays, a missing branch) falls back to lb_get, which the
+// one-time NOT EXISTS filters run only then: one round trip either way.
+const getHeadSQL = getLevelsCTEs + `
 SELECT * FROM h
 UNION ALL
+SELECT * FROM o
+UNION ALL
 SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
- WHERE NOT EXISTS (SELECT 1 FROM h)`
+ WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns) AND NOT EXISTS (SELECT 1 FROM l)`
 
-// getWithHeadSQL is getHeadSQL that also returns the branch's id and head
-// sequence number (store.Head) from the refs row it reads: a row of NULL
-// Record columns when the branch exists and the Record does not, and no
-// row when neither does (lb_get then raises the branch's absence, as for
-// getHeadSQL). A branch being deleted has no head (NULL id).
-const getWithHeadSQL = `WITH b AS MATERIALIZED (
-SELECT id, head_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
+// getLevelsCTEs are the common table expressions of getHeadSQL and
+// getWithHeadSQL: b the branch (no row when it is missing or being
+// deleted), h its Record when it owns all its rows, l its two levels when
+// it reads through a base that owns all its rows (lb_levels), o the Record
+// of those levels.
+const getLevelsCTEs = `WITH b AS MATERIALIZED (
+SELECT id, head_seq, mode, state, base_id, fork_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
  WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'),
 h AS (
 SELECT m.key::text, m.kind::text, m.title, m."values",
@@ -123,9 +131,31 @@ SELECT m.key::text, m.kind::text, m.title, m."values",
   FROM b
   JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
  WHERE b.owns AND NOT m.deleted),
+l AS MATERIALIZED (
+SELECT ARRAY[b.id, x.id] AS bs,
+       ARRAY[9223372036854775807, CASE WHEN least(b.head_seq, coalesce(b.fork_seq, 0)) >= x.head_seq THEN 9223372036854775807
+                                       ELSE least(b.head_seq, coalesce(b.fork_seq, 0)) END] AS cuts
+  FROM b
+  JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id
+ WHERE (b.mode = 'overlay' OR b.state = 'copying') AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying'))),
+o AS (
+SELECT e.key, e.kind, e.title, e."values", coalesce(rv.id, '') AS revision
+  FROM l
+ CROSS JOIN LATERAL lb_record_at(lb_domain(), l.bs, l.cuts, $2) e
+  LEFT JOIN revisions rv ON rv.domain_id = lb_domain() AND rv.seq = e.seq
+ WHERE e.present)`
+
+// getWithHeadSQL is getHeadSQL that also returns the branch's id and head
+// sequence number (store.Head) from the refs row it reads: a row of NULL
+// Record columns when the branch exists and the Record does not, and no
+// row when neither does (lb_get then raises the branch's absence, as for
+// getHeadSQL). A branch being deleted has no head (NULL id).
+const getWithHeadSQL = getLevelsCTEs + `,
 g AS (
 SELECT * FROM h
 UNION ALL
+SELECT * FROM o
+UNION ALL
 SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
- WHERE NOT EXISTS (SELECT 1 FROM h))
+ WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns) AND NOT EXISTS (SELECT 1 FROM l))
 SELECT g.*, b.id, b.head_seq FROM g FULL JOIN b ON true`

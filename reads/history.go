@@ -41,10 +41,7 @@ func (r *Reader) History(ctx context.Context, domainID int32, branch, key string
 		return nil, err
 	}
 	out := &History{Entries: []HistoryEntry{}}
-	err = r.store.Read(ctx, domainID, `SELECT h.revision,
-			coalesce((SELECT r.number FROM revisions r WHERE r.domain_id = lb_domain() AND r.id = h.revision), 0),
-			h.op, h."values", coalesce(h.author, ''), coalesce(h.message, ''), coalesce(h.at, 'epoch'), h.provenance
-		FROM lb_history($1, $2, lb_rev_seq($3), $4) h`, []any{branch, key, before, n + 1},
+	err = r.store.Read(ctx, domainID, historySQL, []any{branch, key, before, n + 1},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				var e HistoryEntry
@@ -70,3 +67,47 @@ func (r *Reader) History(ctx context.Context, domainID int32, branch, key string
 	}
 	return out, nil
 }
+
+// historySQL reads a page of a Record's history as plain SQL, without
+// lb_history's PL/pgSQL (the levels resolved three times a call, the page's
+// statement built and planned each call), on the two kinds of branch nearly
+// every read meets: a branch that owns all its rows (main, a finished copy),
+// and an overlay, or a copy still copying, over such a branch, whose levels
+// and cuts it reads from refs as lb_history_sql resolves them (the
+// overlay's own rows, then the base's up to the fork; a version both hold
+// is the overlay's). pgx prepares it once per connection. When it finds no
+// entry (a key that never existed: lb_history raises it; a page past the
+// end), and on every other branch (a deeper chain of overlays, a missing
+// one), lb_history answers instead, in the same statement.
+const historySQL = `WITH b AS MATERIALIZED (
+SELECT id, head_seq, mode, state, base_id, fork_seq, mode = 'copy' AND state = 'ready' AS owns,
+       CASE WHEN $3::text = '' THEN 9223372036854775807 ELSE coalesce(lb_rev_seq($3), 9223372036854775807) END AS before_seq
+  FROM refs
+ WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting' AND $4::int BETWEEN 1 AND 10001),
+lv AS MATERIALIZED (
+SELECT 1 AS lvl, b.id AS branch_id, 9223372036854775807 AS cut, b.before_seq FROM b WHERE b.owns
+UNION ALL
+SELECT v.lvl, v.branch_id, v.cut, b.before_seq
+  FROM b
+  JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id
+ CROSS JOIN LATERAL (VALUES (1, b.id, b.head_seq), (2, x.id, least(b.head_seq, coalesce(b.fork_seq, 0)))) v(lvl, branch_id, cut)
+ WHERE (b.mode = 'overlay' OR b.state = 'copying') AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying'))),
+e AS MATERIALIZED (
+SELECT x.revision_id AS revision, x.seq, x.op, x."values", r.author, r.message, r.at, coalesce(x.provenance, r.provenance) AS provenance
+  FROM (SELECT DISTINCT ON (u.seq) u.*
+          FROM (SELECT lv.lvl, h.* FROM lv
+                 CROSS JOIN LATERAL (SELECT * FROM mat_history h
+                        WHERE h.domain_id = lb_domain() AND h.branch_id = lv.branch_id AND h.key = $2 AND h.seq <= lv.cut
+                          AND h.seq < lv.before_seq
+                        ORDER BY h.seq DESC LIMIT $4) h) u
+         ORDER BY u.seq DESC, u.lvl LIMIT $4) x
+  LEFT JOIN revisions r ON r.domain_id = lb_domain() AND r.seq = x.seq),
+p AS (
+SELECT * FROM e
+UNION ALL
+SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4) WHERE NOT EXISTS (SELECT 1 FROM e))
+SELECT p.revision,
+       coalesce((SELECT r.number FROM revisions r WHERE r.domain_id = lb_domain() AND r.id = p.revision), 0),
+       p.op, p."values", coalesce(p.author, ''), coalesce(p.message, ''), coalesce(p.at, 'epoch'), p.provenance
+  FROM p
+ ORDER BY p.seq DESC`

@@ -284,6 +284,53 @@ func TestOverlayPlansUseIndexes(t *testing.T) {
 	plan := explain(t, ov, `SELECT lb_query_by_attribute_sql('main', 'Supplier', 'country', 'C7', '', 51)`)
 	require.Contains(t, plan, attrIdx, plan)
 	require.NotRegexp(t, `Seq Scan on mat_\w+`, plan)
+	// The plain-SQL head get on the overlay and on the copy still copying
+	// (two levels, lb_record_at inlined), as lorebase_app with the generic
+	// plan a prepared statement ends up with: primary-key probes only.
+	require.NoError(t, pgx.BeginFunc(ov.ctx, s.Pool, func(tx pgx.Tx) error {
+		if err := store.Scope(ov.ctx, tx, ov.domain); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ov.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ov.ctx, `PREPARE head_get(text, text) AS `+reads.GetHeadSQLForTest); err != nil {
+			return err
+		}
+		for _, br := range []string{"ov", "cp"} {
+			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE head_get('%s', 'S-13')`, br))
+			if err != nil {
+				return err
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			plan := strings.Join(lines, "\n")
+			require.Regexp(t, `Index Scan using mat_records_p\d+_pkey`, plan, plan)
+			require.Regexp(t, `Index Scan Backward using mat_history_p\d+_pkey`, plan, plan)
+			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, plan)
+		}
+		// The plain-SQL history page likewise: the history's primary key.
+		if _, err := tx.Exec(ov.ctx, `PREPARE history_page(text, text, text, int) AS `+reads.HistorySQLForTest); err != nil {
+			return err
+		}
+		for _, br := range []string{"ov", "cp"} {
+			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE history_page('%s', 'S-13', '', 21)`, br))
+			if err != nil {
+				return err
+			}
+			lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			plan := strings.Join(lines, "\n")
+			require.Regexp(t, `Index Scan Backward using mat_history_p\d+_pkey`, plan, plan)
+			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, plan)
+		}
+		_, err := tx.Exec(ov.ctx, `DEALLOCATE head_get; DEALLOCATE history_page`)
+		return err
+	}))
 	// The overlay over main reads main's rows by the same index.
 	plan = explain(t, ov, `SELECT lb_query_by_attribute_sql('ov', 'Supplier', 'country', 'C7', '', 51)`)
 	require.Contains(t, plan, "Index Scan using "+attrIdx, plan)

@@ -15,13 +15,18 @@
 -- beside the other (sizes counted up to p_count; when neither is, their
 -- postings within the span of keys both cover, lb_search_pair_span), one
 -- probe per Record of the small one (lb_search_pair_probe), only as many
--- as the answer still needs. Reading stops when p_limit Records read score at least the next
--- pair's sum: no Record unread can beat them (a Record of a later pair of
--- the same sum ties, and tied Records are interchangeable).
--- keys and scores are the best p_limit Records read, best first (score,
--- then key); complete says every Record holding both words was read (keys
--- holds them all when they are at most p_limit); pairs counts the pairs
--- read after the best plateaus. keys is NULL when a word has p_max
+-- as the answer still needs. Ties are decided by key over every Record
+-- of the tied score: sums within a millionth of each other are tied (two
+-- sums that differ in their last bits give one ts_rank, a real), a pair
+-- is read for its first p_limit Records in key order less those read that
+-- score above it by more than that, and reading stops when p_limit
+-- Records read score above the next pair's sum by more than that.
+-- keys and scores are the best p_limit Records read and every Record read
+-- tied with the p_limit-th (within a millionth), best first (score, then
+-- key): the caller ranks them by their ts_rank and key and keeps p_limit;
+-- complete says every Record holding both words was read (keys holds
+-- them all when they are at most p_limit); pairs counts the pairs read
+-- after the best plateaus. keys is NULL when a word has p_max
 -- plateaus or more or more than p_pairs pairs would be read: the caller
 -- takes another path.
 CREATE OR REPLACE FUNCTION lb_search_pairs(d integer, b integer, p_w1 text, p_w2 text, p_limit integer, p_small integer DEFAULT 512, p_count integer DEFAULT 4096, p_max integer DEFAULT 256, p_pairs integer DEFAULT 64, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT pairs integer)
@@ -80,7 +85,7 @@ BEGIN
          WHERE i > top1 AND j > top2
          ORDER BY 3 DESC, 1, 2
     LOOP
-        ahead := (SELECT count(*) FROM unnest(fs) x WHERE x >= r.s);
+        ahead := (SELECT count(*) FROM unnest(fs) x WHERE x > r.s * (1 + 1e-6));
         IF ahead >= p_limit THEN
             cut := true;
             EXIT;
@@ -116,6 +121,7 @@ BEGIN
     complete := NOT cut AND cardinality(fk) <= p_limit;
     SELECT coalesce(array_agg(u.k ORDER BY u.s DESC, u.k), '{}'), coalesce(array_agg(u.s ORDER BY u.s DESC, u.k), '{}')
       INTO keys, scores
-      FROM (SELECT u.k, u.s FROM unnest(fk, fs) u(k, s) ORDER BY u.s DESC, u.k LIMIT p_limit) u;
+      FROM unnest(fk, fs) u(k, s)
+     WHERE u.s * (1 + 1e-6) >= coalesce((SELECT x FROM unnest(fs) x ORDER BY x DESC OFFSET p_limit - 1 LIMIT 1), 0);
 END
 $function$;

@@ -142,6 +142,7 @@ BEGIN
                       FROM unnest(fk) x(k)
                       JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
                      ORDER BY 4 DESC, 1
+                     LIMIT p_limit
                 LOOP
                     key := r.k;
                     kind := r.kind;
@@ -231,6 +232,7 @@ BEGIN
                               FROM unnest(tk) x(k)
                               JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
                              ORDER BY 4 DESC, 1
+                             LIMIT p_limit - n
                         LOOP
                             key := r.k;
                             kind := r.kind;

@@ -10,9 +10,11 @@
 -- alone, and every Record of that meeting not in p_full holds exactly
 -- those two; so each pair's best p_limit + cardinality(p_full) Records
 -- hold its best p_limit of the tier (or all of them), and the tier's best
--- p_limit are the best of the three pairs' (ties interchangeable, as
--- lb_search_pairs keeps them). keys and scores are those Records, best
--- first (score, then key), ranked the Records the pairs returned. keys is
+-- p_limit are the best of the three pairs'. keys and scores are those
+-- Records and every Record the pairs returned tied with the p_limit-th
+-- (within a millionth, as lb_search_pairs ties), best first (score, then
+-- key): the caller ranks them by their ts_rank and key and keeps p_limit;
+-- ranked is the Records the pairs returned. keys is
 -- NULL when a pair takes another path (lb_search_pairs answered NULL) or
 -- when fewer than p_limit Records hold two of the words (the first tier
 -- follows: the caller walks the postings, lb_search_tiers).
@@ -49,8 +51,9 @@ BEGIN
     SELECT coalesce(array_agg(x.k ORDER BY x.s DESC, x.k), '{}'), coalesce(array_agg(x.s ORDER BY x.s DESC, x.k), '{}')
       INTO keys, scores
       FROM (SELECT u.k, u.s FROM unnest(ak, sc) u(k, s)
-             WHERE u.k <> ALL (coalesce(p_full, '{}'))
-             ORDER BY u.s DESC, u.k LIMIT p_limit) x;
+             WHERE u.k <> ALL (coalesce(p_full, '{}'))) x
+     WHERE x.s * (1 + 1e-6) >= coalesce((SELECT u.s FROM unnest(ak, sc) u(k, s) WHERE u.k <> ALL (coalesce(p_full, '{}'))
+                                          ORDER BY u.s DESC OFFSET p_limit - 1 LIMIT 1), 0);
     IF cardinality(keys) < p_limit THEN
         keys := NULL;
         scores := NULL;

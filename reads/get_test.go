@@ -1,6 +1,7 @@
 package reads_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -85,34 +86,15 @@ func TestOverlayGetRunsNoFunction(t *testing.T) {
 	t.Parallel()
 	f := overlayWorld(t, "get-calls", "")
 	calls := func(branch string) map[string]int64 {
-		out := map[string]int64{}
-		require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'pl'`); err != nil {
-				return err
-			}
-			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-				return err
-			}
-			for _, k := range []string{"P-001", "P-003", "P-005", "P-100", "P-006", "missing"} {
-				rows, err := tx.Query(f.ctx, reads.GetHeadSQLForTest, branch, k)
-				if err != nil {
-					return err
+		return functionCalls(t, f, []string{"lb_get", "lb_scope_chain", "lb_levels"},
+			func(ctx context.Context, tx pgx.Tx) error {
+				for _, k := range []string{"P-001", "P-003", "P-005", "P-100", "P-006", "missing"} {
+					if err := drain(tx.Query(ctx, reads.GetHeadSQLForTest, branch, k)); err != nil {
+						return err
+					}
 				}
-				rows.Close()
-				if err := rows.Err(); err != nil {
-					return err
-				}
-			}
-			for _, fn := range []string{"lb_get", "lb_scope_chain", "lb_levels"} {
-				var n int64
-				if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
-					return err
-				}
-				out[fn] = n
-			}
-			return nil
-		}))
-		return out
+				return nil
+			})
 	}
 	none := map[string]int64{"lb_get": 0, "lb_scope_chain": 0, "lb_levels": 0}
 	require.Equal(t, none, calls("ov"))
@@ -255,38 +237,58 @@ func TestOverlayHistoryRunsNoFunction(t *testing.T) {
 	t.Parallel()
 	f := overlayWorld(t, "history-calls", "")
 	calls := func(branch string, keys ...string) map[string]int64 {
-		out := map[string]int64{}
-		require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'pl'`); err != nil {
-				return err
-			}
-			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-				return err
-			}
-			for _, k := range keys {
-				rows, err := tx.Query(f.ctx, reads.HistorySQLForTest, branch, k, "", 21)
-				if err != nil {
-					return err
+		return functionCalls(t, f, []string{"lb_history", "lb_history_sql", "lb_scope_chain", "lb_rev_seq"},
+			func(ctx context.Context, tx pgx.Tx) error {
+				for _, k := range keys {
+					if err := drain(tx.Query(ctx, reads.HistorySQLForTest, branch, k, "", 21)); err != nil {
+						return err
+					}
 				}
-				rows.Close()
-				if err := rows.Err(); err != nil {
-					return err
-				}
-			}
-			for _, fn := range []string{"lb_history", "lb_history_sql", "lb_scope_chain", "lb_rev_seq"} {
-				var n int64
-				if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
-					return err
-				}
-				out[fn] = n
-			}
-			return nil
-		}))
-		return out
+				return nil
+			})
 	}
 	keys := []string{"P-001", "P-003", "P-005", "P-100", "P-006"}
 	none := map[string]int64{"lb_history": 0, "lb_history_sql": 0, "lb_scope_chain": 0, "lb_rev_seq": 0}
 	require.Equal(t, none, calls("ov", keys...))
 	require.Equal(t, none, calls("main", "P-001", "P-003", "P-005", "P-006"))
 	require.Equal(t, int64(5), calls("ov2", keys...)["lb_history"])
+}
+
+// functionCalls runs statements as lorebase_app in f's Domain, in one
+// transaction with track_functions on, and answers how many times each of
+// the PL/pgSQL functions fns was called in it.
+func functionCalls(t *testing.T, f *fixture, fns []string, statements func(context.Context, pgx.Tx) error) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'pl'`); err != nil {
+			return err
+		}
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		if err := statements(f.ctx, tx); err != nil {
+			return err
+		}
+		for _, fn := range fns {
+			var n int64
+			if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
+				return err
+			}
+			out[fn] = n
+		}
+		return nil
+	}))
+	return out
+}
+
+// drain reads a query's rows to the end and closes them.
+func drain(rows pgx.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	return rows.Err()
 }

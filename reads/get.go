@@ -131,19 +131,29 @@ SELECT m.key::text, m.kind::text, m.title, m."values",
   FROM b
   JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
  WHERE b.owns AND NOT m.deleted),
+` + baseLevelCTE + `,
 l AS MATERIALIZED (
-SELECT ARRAY[b.id, x.id] AS bs,
-       ARRAY[9223372036854775807, CASE WHEN least(b.head_seq, coalesce(b.fork_seq, 0)) >= x.head_seq THEN 9223372036854775807
-                                       ELSE least(b.head_seq, coalesce(b.fork_seq, 0)) END] AS cuts
-  FROM b
-  JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id
- WHERE (b.mode = 'overlay' OR b.state = 'copying') AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying'))),
+SELECT ARRAY[b.id, bl.id] AS bs,
+       ARRAY[9223372036854775807, CASE WHEN bl.cut >= bl.head_seq THEN 9223372036854775807 ELSE bl.cut END] AS cuts
+  FROM b, bl),
 o AS (
 SELECT e.key, e.kind, e.title, e."values", coalesce(rv.id, '') AS revision
   FROM l
  CROSS JOIN LATERAL lb_record_at(lb_domain(), l.bs, l.cuts, $2) e
   LEFT JOIN revisions rv ON rv.domain_id = lb_domain() AND rv.seq = e.seq
  WHERE e.present)`
+
+// baseLevelCTE is the common table expression bl of the plain-SQL reads:
+// the base level of branch b (a CTE of the reading statement: its refs
+// row) when b is an overlay, or a copy still copying, over a branch that
+// owns all its rows, as lb_levels resolves it: the base's id, the cut it is
+// read at (the fork, or b's head if lower) and its head. No row for any
+// other branch.
+const baseLevelCTE = `bl AS (
+SELECT x.id, least(b.head_seq, coalesce(b.fork_seq, 0)) AS cut, x.head_seq
+  FROM b
+  JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id
+ WHERE (b.mode = 'overlay' OR b.state = 'copying') AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying')))`
 
 // getWithHeadSQL is getHeadSQL that also returns the branch's id and head
 // sequence number (store.Head) from the refs row it reads: a row of NULL

@@ -73,7 +73,7 @@ func (r *Reader) History(ctx context.Context, domainID int32, branch, key string
 // statement built and planned each call), on the two kinds of branch nearly
 // every read meets: a branch that owns all its rows (main, a finished copy),
 // and an overlay, or a copy still copying, over such a branch, whose levels
-// and cuts it reads from refs as lb_history_sql resolves them (the
+// and cuts it reads from refs (baseLevelCTE) as lb_history_sql resolves them (the
 // overlay's own rows, then the base's up to the fork; a version both hold
 // is the overlay's). pgx prepares it once per connection. When it finds no
 // entry (a key that never existed: lb_history raises it; a page past the
@@ -84,14 +84,13 @@ SELECT id, head_seq, mode, state, base_id, fork_seq, mode = 'copy' AND state = '
        CASE WHEN $3::text = '' THEN 9223372036854775807 ELSE coalesce(lb_rev_seq($3), 9223372036854775807) END AS before_seq
   FROM refs
  WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting' AND $4::int BETWEEN 1 AND 10001),
+` + baseLevelCTE + `,
 lv AS MATERIALIZED (
 SELECT 1 AS lvl, b.id AS branch_id, 9223372036854775807 AS cut, b.before_seq FROM b WHERE b.owns
 UNION ALL
 SELECT v.lvl, v.branch_id, v.cut, b.before_seq
-  FROM b
-  JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id
- CROSS JOIN LATERAL (VALUES (1, b.id, b.head_seq), (2, x.id, least(b.head_seq, coalesce(b.fork_seq, 0)))) v(lvl, branch_id, cut)
- WHERE (b.mode = 'overlay' OR b.state = 'copying') AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying'))),
+  FROM b, bl
+ CROSS JOIN LATERAL (VALUES (1, b.id, b.head_seq), (2, bl.id, bl.cut)) v(lvl, branch_id, cut)),
 e AS MATERIALIZED (
 SELECT x.revision_id AS revision, x.seq, x.op, x."values", r.author, r.message, r.at, coalesce(x.provenance, r.provenance) AS provenance
   FROM (SELECT DISTINCT ON (u.seq) u.*

@@ -119,9 +119,6 @@ BEGIN
         fs := fs || array_fill(r.s, ARRAY[cardinality(got)]);
     END LOOP;
     complete := NOT cut AND cardinality(fk) <= p_limit;
-    SELECT coalesce(array_agg(u.k ORDER BY u.s DESC, u.k), '{}'), coalesce(array_agg(u.s ORDER BY u.s DESC, u.k), '{}')
-      INTO keys, scores
-      FROM unnest(fk, fs) u(k, s)
-     WHERE u.s * (1 + 1e-6) >= coalesce((SELECT x FROM unnest(fs) x ORDER BY x DESC OFFSET p_limit - 1 LIMIT 1), 0);
+    SELECT t.keys, t.scores INTO keys, scores FROM lb_search_keep_tied(fk, fs, p_limit) t;
 END
 $function$;

@@ -48,12 +48,7 @@ BEGIN
             sc := sc || ps;
         END LOOP;
     END LOOP;
-    SELECT coalesce(array_agg(x.k ORDER BY x.s DESC, x.k), '{}'), coalesce(array_agg(x.s ORDER BY x.s DESC, x.k), '{}')
-      INTO keys, scores
-      FROM (SELECT u.k, u.s FROM unnest(ak, sc) u(k, s)
-             WHERE u.k <> ALL (coalesce(p_full, '{}'))) x
-     WHERE x.s * (1 + 1e-6) >= coalesce((SELECT u.s FROM unnest(ak, sc) u(k, s) WHERE u.k <> ALL (coalesce(p_full, '{}'))
-                                          ORDER BY u.s DESC OFFSET p_limit - 1 LIMIT 1), 0);
+    SELECT t.keys, t.scores INTO keys, scores FROM lb_search_keep_tied(ak, sc, p_limit, p_full) t;
     IF cardinality(keys) < p_limit THEN
         keys := NULL;
         scores := NULL;

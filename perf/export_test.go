@@ -41,3 +41,6 @@ func EmptyReplicaStage(ctx context.Context, s *store.Store) error {
 	}
 	return nil
 }
+
+// MemoryWarning exposes memoryWarning.
+var MemoryWarning = memoryWarning

@@ -73,7 +73,11 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 			return "", err
 		}
 	}
+	wanted := profileSharedBuffers(prof)
 	if !p.running(ctx) {
+		if avail, ok := availableMemory(); ok {
+			p.warnf(memoryWarning(wanted, avail))
+		}
 		p.logf("perf-pg: starting PostgreSQL in %s on 127.0.0.1:%d", p.data(), p.Port)
 		if err := p.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(p.Dir, "postgres.log"),
 			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
@@ -98,6 +102,16 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 		p.logf("perf-pg: %s = %s", s.Name, s.Wanted)
 	}
 	if len(res.RestartNeeded) > 0 {
+		// The restart frees what the server holds now before it takes
+		// the profile's shared buffers.
+		if avail, ok := availableMemory(); ok {
+			for _, s := range res.Settings {
+				if cur, err := storagecli.ParseSize(s.Current); s.Name == "shared_buffers" && err == nil {
+					avail += cur
+				}
+			}
+			p.warnf(memoryWarning(wanted, avail))
+		}
 		p.logf("perf-pg: restarting for %s", strings.Join(res.RestartNeeded, ", "))
 		if err := p.pgctl(ctx, "restart", "-w", "-t", "120", "-m", "fast", "-l", filepath.Join(p.Dir, "postgres.log"),
 			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
@@ -109,6 +123,54 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 		return "", fmt.Errorf("write the URL: %w", err)
 	}
 	return url, nil
+}
+
+func (p PerfServer) warnf(msg string) {
+	if msg != "" {
+		p.logf("perf-pg: warning: %s", msg)
+	}
+}
+
+// profileSharedBuffers is the profile's shared_buffers in bytes (0 when it
+// sets none).
+func profileSharedBuffers(prof *storagecli.Profile) int64 {
+	for _, s := range prof.Settings {
+		if s.Name == "shared_buffers" {
+			if b, err := storagecli.ParseSize(s.Value); err == nil {
+				return b
+			}
+		}
+	}
+	return 0
+}
+
+// memoryWarning says when shared buffers of the given size would take more
+// than three quarters of the memory available: the servers, builds and
+// tests beside it can then make the kernel kill the server for memory,
+// which loses a long load's unlogged tables. "" when they fit.
+func memoryWarning(sharedBuffers, available int64) string {
+	if sharedBuffers <= 0 || available <= 0 || sharedBuffers*4 <= available*3 {
+		return ""
+	}
+	return fmt.Sprintf("shared_buffers %s is %d%% of the memory available now (%s); other servers, builds or tests beside it may make the kernel kill it for memory: stop them or use a smaller profile",
+		storagecli.HumanSize(sharedBuffers), sharedBuffers*100/available, storagecli.HumanSize(available))
+}
+
+// availableMemory is MemAvailable of /proc/meminfo: the memory that can be
+// taken without swapping (false where the file does not tell).
+func availableMemory() (int64, bool) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10, err == nil
+		}
+	}
+	return 0, false
 }
 
 // ApplyProfile applies a storage profile (storagecli.Apply) to a migrated

@@ -116,8 +116,10 @@ type levelsHints struct {
 	m  map[levelsHint]struct{}
 }
 
+// maxLevelsHints bounds levelsHints.
 const maxLevelsHints = 4096
 
+// Contains reports whether the branch is in the set.
 func (l *levelsHints) Contains(h levelsHint) bool {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -125,6 +127,7 @@ func (l *levelsHints) Contains(h levelsHint) bool {
 	return ok
 }
 
+// Add puts the branch in the set.
 func (l *levelsHints) Add(h levelsHint) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -134,6 +137,7 @@ func (l *levelsHints) Add(h levelsHint) {
 	l.m[h] = struct{}{}
 }
 
+// Remove takes the branch out of the set.
 func (l *levelsHints) Remove(h levelsHint) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -42,15 +42,12 @@ func (b *batchStatements) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBat
 func (b *batchStatements) ran() (owned, levels int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	sent := map[string]int{}
 	for _, s := range b.sql {
-		if s == reads.GetOwnedSQLForTest {
-			owned++
-		} else if s == reads.GetLevelsSQLForTest {
-			levels++
-		}
+		sent[s]++
 	}
 	b.sql = nil
-	return owned, levels
+	return sent[reads.GetOwnedSQLForTest], sent[reads.GetLevelsSQLForTest]
 }
 
 // TestHeadGetStatementByBranch: a get at the head of a branch that owns its

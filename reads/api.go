@@ -70,6 +70,11 @@ func ConfigFrom(c config.Config) Config {
 type Reader struct {
 	store *store.Store
 	cfg   Config
+	// levels holds the branches a get at the head last found reading
+	// through levels (an overlay, a copy still copying): Get reads them by
+	// getLevelsSQL, every other branch by getOwnedSQL. A hint only: both
+	// statements answer every branch.
+	levels *levelsHints
 }
 
 // New returns a Reader.
@@ -114,7 +119,7 @@ func New(s *store.Store, cfg Config) *Reader {
 	if cfg.NeighborhoodMaxDepth > 3 {
 		cfg.NeighborhoodMaxDepth = 3
 	}
-	return &Reader{store: s, cfg: cfg}
+	return &Reader{store: s, cfg: cfg, levels: &levelsHints{m: map[levelsHint]struct{}{}}}
 }
 
 // Record is one Record as the API shows it.

@@ -3,6 +3,7 @@ package reads
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,53 +17,81 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	if err := firstErr(checkBranch(branch), checkKey("key", key), checkRevision("at", at)); err != nil {
 		return nil, err
 	}
-	sql, args := getHeadSQL, []any{branch, key}
 	if at != "" {
-		sql = `SELECT key, kind, title, "values", coalesce(revision, '') FROM lb_get($1, $2, lb_at_seq($1, $3))`
-		args = append(args, at)
-	}
-	var rec *Record
-	scan := func(rows pgx.Rows) error {
-		recs, err := pgx.CollectRows(rows, recordRow)
-		if len(recs) > 0 {
-			rec = &recs[len(recs)-1]
+		var rec *Record
+		err := r.store.Read(ctx, domainID,
+			`SELECT key, kind, title, "values", coalesce(revision, '') FROM lb_get($1, $2, lb_at_seq($1, $3))`,
+			[]any{branch, key, at}, func(rows pgx.Rows) error {
+				recs, err := pgx.CollectRows(rows, recordRow)
+				if len(recs) > 0 {
+					rec = &recs[len(recs)-1]
+				}
+				return err
+			})
+		if err != nil {
+			return nil, translate("get record", err)
 		}
-		return err
+		if rec == nil {
+			return nil, fmt.Errorf("get record %q: record not found: %w", key, store.ErrNotFound)
+		}
+		return rec, nil
+	}
+	// A branch that owns all its rows (nearly every read) is read by
+	// getOwnedSQL, whose plan holds nothing but the refs row and the
+	// Record's primary key; a branch the Reader has seen read through
+	// levels (an overlay, a copy still copying) by getLevelsSQL. Both
+	// answer every branch exactly (getOwnedSQL through lb_get), so a stale
+	// hint costs time, never a wrong answer, and each statement's owns
+	// column corrects it.
+	hint := levelsHint{domainID, branch}
+	sql := getOwnedSQL
+	if r.levels.Contains(hint) {
+		sql = getLevelsSQL
 	}
 	// A read at the head whose context asks for the branch's head (an
-	// ETag) reads it in the same statement, from the refs row the read
-	// looks up anyway, rather than in a statement of its own.
+	// ETag) takes it from the refs row the statement reads, rather than
+	// from a statement of its own.
 	var head *store.Head
-	var found bool
+	if h := store.HeadFrom(ctx); h != nil && h.Branch == branch && h.Claim() {
+		head = h
+	}
+	var rec *Record
+	var found, owns bool
 	var headID int32
 	var headSeq int64
-	if h := store.HeadFrom(ctx); at == "" && h != nil && h.Branch == branch && h.Claim() {
-		head, sql = h, getWithHeadSQL
-		scan = func(rows pgx.Rows) error {
-			for rows.Next() {
-				var k, kind, title, rev *string
-				var values []byte
-				var id *int32
-				var seq *int64
-				if err := rows.Scan(&k, &kind, &title, &values, &rev, &id, &seq); err != nil {
-					return err
-				}
-				if id != nil && seq != nil {
-					found, headID, headSeq = true, *id, *seq
-				}
-				if k != nil && kind != nil && title != nil {
-					rec = &Record{Key: *k, Kind: *kind, Title: *title, Values: values}
-					if rev != nil {
-						rec.Revision = *rev
-					}
+	err := r.store.Read(ctx, domainID, sql, []any{branch, key}, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var k, kind, title, rev *string
+			var values []byte
+			var id *int32
+			var seq *int64
+			var own *bool
+			if err := rows.Scan(&k, &kind, &title, &values, &rev, &id, &seq, &own); err != nil {
+				return err
+			}
+			if id != nil && seq != nil {
+				found, headID, headSeq = true, *id, *seq
+			}
+			if own != nil {
+				owns = *own
+			}
+			if k != nil && kind != nil && title != nil {
+				rec = &Record{Key: *k, Kind: *kind, Title: *title, Values: values}
+				if rev != nil {
+					rec.Revision = *rev
 				}
 			}
-			return rows.Err()
 		}
-	}
-	err := r.store.Read(ctx, domainID, sql, args, scan)
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, translate("get record", err)
+	}
+	switch {
+	case found && owns && sql == getLevelsSQL:
+		r.levels.Remove(hint)
+	case found && !owns && sql == getOwnedSQL:
+		r.levels.Add(hint)
 	}
 	if head != nil {
 		head.Set(found, headID, headSeq)
@@ -71,6 +100,48 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 		return nil, fmt.Errorf("get record %q: record not found: %w", key, store.ErrNotFound)
 	}
 	return rec, nil
+}
+
+// levelsHint names a branch of a Domain in Reader.levels.
+type levelsHint struct {
+	domain int32
+	branch string
+}
+
+// levelsHints is a set of branches, at most maxLevelsHints; past it the
+// set starts over (each branch forgotten is read once more by
+// getOwnedSQL, through lb_get, and noted again).
+type levelsHints struct {
+	mu sync.RWMutex
+	m  map[levelsHint]struct{}
+}
+
+// maxLevelsHints bounds levelsHints.
+const maxLevelsHints = 4096
+
+// Contains reports whether the branch is in the set.
+func (l *levelsHints) Contains(h levelsHint) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	_, ok := l.m[h]
+	return ok
+}
+
+// Add puts the branch in the set.
+func (l *levelsHints) Add(h levelsHint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.m) >= maxLevelsHints {
+		clear(l.m)
+	}
+	l.m[h] = struct{}{}
+}
+
+// Remove takes the branch out of the set.
+func (l *levelsHints) Remove(h levelsHint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, h)
 }
 
 // recordRow reads a row of (key, kind, title, values, revision); a NULL
@@ -91,10 +162,34 @@ func scanRecords(rows pgx.Rows, into *[]Record) (err error) {
 	return err
 }
 
-// getHeadSQL reads a Record at the head of a branch as plain SQL, without
-// lb_get's PL/pgSQL (the levels resolved function by function, a plan
-// cache lookup for each statement of each function), for the two kinds of
-// branch nearly every read meets:
+// getOwnedSQL reads a Record at the head of a branch that owns all its
+// rows (main, a finished copy) as plain SQL, without lb_get's PL/pgSQL:
+// the branch's refs row and the Record's primary key, nothing else in the
+// plan, so the generic plan a prepared statement keeps locks few
+// relations (all in the fast path) and starts few nodes. Its rows are
+// (key, kind, title, values, revision, branch id, head seq, owns): a row
+// of the branch (NULL Record columns when the Record is missing or the
+// branch does not own its rows), then, for a branch that does not own its
+// rows or is missing, lb_get's answer with NULL branch columns (lb_get
+// raises the branch's absence). A branch being deleted has no row of its
+// own. The branch is read from refs in the same statement, so a branch
+// deleted, recreated or switched between overlay and copy is read as it
+// is now.
+const getOwnedSQL = `WITH b AS MATERIALIZED (
+SELECT id, head_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
+ WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting')
+SELECT m.key::text, m.kind::text, m.title, m."values",
+       coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '') AS revision,
+       b.id, b.head_seq, b.owns
+  FROM b
+  LEFT JOIN mat_records m ON b.owns AND m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2 AND NOT m.deleted
+UNION ALL
+SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, ''), NULL, NULL, NULL FROM lb_get($1, $2, NULL) g
+ WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns)`
+
+// getLevelsSQL reads a Record at the head of a branch as plain SQL for
+// the two kinds of branch nearly every read meets (its rows are
+// getOwnedSQL's):
 //
 //   - a branch that owns all its rows (main, a finished copy): its row;
 //   - an overlay, or a copy still copying, over a branch that owns all its
@@ -102,23 +197,26 @@ func scanRecords(rows pgx.Rows, into *[]Record) (err error) {
 //     planner inlines), the base read as of the fork, exactly as lb_get
 //     resolves them (lb_scope_chain, lb_levels, lb_level_cuts).
 //
-// The branch and its base are read from refs in the same statement, so a
-// branch deleted, recreated or switched from overlay to copy is read as it
-// is now. Key and name equalities are leakproof, so under row-level
-// security it keeps its primary-key plans, and pgx prepares it once per
-// connection, so it is never planned again. Every other case (a deeper
-// chain of overlays, a missing branch) falls back to lb_get, which the
-// one-time NOT EXISTS filters run only then: one round trip either way.
-const getHeadSQL = getLevelsCTEs + `
+// Key and name equalities are leakproof, so under row-level security it
+// keeps its primary-key plans, and pgx prepares it once per connection,
+// so it is never planned again. Every other case (a deeper chain of
+// overlays, a missing branch) falls back to lb_get, which the one-time NOT
+// EXISTS filters run only then: one round trip either way. Its plan holds
+// the overlay's levels (the history's partitions among them) even when
+// they are not read, so a branch that owns its rows is read by
+// getOwnedSQL.
+const getLevelsSQL = getLevelsCTEs + `,
+g AS (
 SELECT * FROM h
 UNION ALL
 SELECT * FROM o
 UNION ALL
 SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
- WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns) AND NOT EXISTS (SELECT 1 FROM l)`
+ WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns) AND NOT EXISTS (SELECT 1 FROM l))
+SELECT g.*, b.id, b.head_seq, b.owns FROM g FULL JOIN b ON true`
 
-// getLevelsCTEs are the common table expressions of getHeadSQL and
-// getWithHeadSQL: b the branch (no row when it is missing or being
+// getLevelsCTEs are the common table expressions of getLevelsSQL:
+// b the branch (no row when it is missing or being
 // deleted), h its Record when it owns all its rows, l its two levels when
 // it reads through a base that owns all its rows (lb_levels), o the Record
 // of those levels.
@@ -154,18 +252,3 @@ SELECT x.id, least(b.head_seq, coalesce(b.fork_seq, 0)) AS cut, x.head_seq
   FROM b
   JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id
  WHERE (b.mode = 'overlay' OR b.state = 'copying') AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying')))`
-
-// getWithHeadSQL is getHeadSQL that also returns the branch's id and head
-// sequence number (store.Head) from the refs row it reads: a row of NULL
-// Record columns when the branch exists and the Record does not, and no
-// row when neither does (lb_get then raises the branch's absence, as for
-// getHeadSQL). A branch being deleted has no head (NULL id).
-const getWithHeadSQL = getLevelsCTEs + `,
-g AS (
-SELECT * FROM h
-UNION ALL
-SELECT * FROM o
-UNION ALL
-SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, '') FROM lb_get($1, $2, NULL) g
- WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns) AND NOT EXISTS (SELECT 1 FROM l))
-SELECT g.*, b.id, b.head_seq FROM g FULL JOIN b ON true`

@@ -89,7 +89,7 @@ func TestOverlayGetRunsNoFunction(t *testing.T) {
 		return functionCalls(t, f, []string{"lb_get", "lb_scope_chain", "lb_levels"},
 			func(ctx context.Context, tx pgx.Tx) error {
 				for _, k := range []string{"P-001", "P-003", "P-005", "P-100", "P-006", "missing"} {
-					if err := drain(tx.Query(ctx, reads.GetHeadSQLForTest, branch, k)); err != nil {
+					if err := drain(tx.Query(ctx, reads.GetLevelsSQLForTest, branch, k)); err != nil {
 						return err
 					}
 				}

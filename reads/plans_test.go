@@ -159,7 +159,7 @@ func TestPlansUseIndexes(t *testing.T) {
 		if _, err := tx.Exec(f.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(f.ctx, `PREPARE head_get(text, text) AS `+reads.GetHeadSQLForTest); err != nil {
+		if _, err := tx.Exec(f.ctx, `PREPARE head_get(text, text) AS `+reads.GetLevelsSQLForTest); err != nil {
 			return err
 		}
 		rows, err := tx.Query(f.ctx, `EXPLAIN EXECUTE head_get('main', 'P-77')`)
@@ -294,7 +294,7 @@ func TestOverlayPlansUseIndexes(t *testing.T) {
 		if _, err := tx.Exec(ov.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ov.ctx, `PREPARE head_get(text, text) AS `+reads.GetHeadSQLForTest); err != nil {
+		if _, err := tx.Exec(ov.ctx, `PREPARE head_get(text, text) AS `+reads.GetLevelsSQLForTest); err != nil {
 			return err
 		}
 		for _, br := range []string{"ov", "cp"} {

@@ -94,8 +94,10 @@ BEGIN
     END IF;
     -- Whether a base row changed after the fork stands for its version at
     -- the fork (a base that did not move on changed none: no base row
-    -- is past cut).
-    IF cs[2] < hs[2] THEN
+    -- is past cut; nor did one that changed only Attributes no index
+    -- reads, which leave iseq: then katts is not read, every test of it
+    -- being of a row past cut).
+    IF cs[2] < hs[2] AND EXISTS (SELECT 1 FROM mat_records m WHERE m.domain_id = d AND m.branch_id = base AND m.iseq > cut) THEN
         katts := lb_rec_kept_attrs(d, base);
     END IF;
     SELECT array_agg(u.key::text) INTO own_keys

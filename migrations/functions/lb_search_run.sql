@@ -78,8 +78,37 @@ BEGIN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
         IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
            AND terms[1]::text = lb_lexeme(words[1]) THEN
-            -- One word, one lexeme: its postings hold its rank.
-            stmts := ARRAY[lb_search_words_sql(c.d, c.b, words[1], p_limit)];
+            -- One word, one lexeme: its postings hold its rank
+            -- (lb_search_words_sql's statement, static: its plan is kept
+            -- for the session rather than made again each call).
+            fresh := true;
+            FOR r IN
+                SELECT m.key::text AS k, m.kind::text AS kind, m.title, w.score,
+                       coalesce((SELECT l.records FROM mat_lexicon l
+                                  WHERE l.domain_id = c.d AND l.branch_id = c.b AND l.word = words[1]), 0)::integer AS ranked
+                  FROM (SELECT s.key, s.score FROM mat_search_words s
+                         WHERE s.domain_id = c.d AND s.branch_id = c.b AND s.word = words[1]
+                         ORDER BY s.score DESC, s.key
+                         LIMIT p_limit) w
+                  JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = w.key AND NOT m.deleted
+                 ORDER BY w.score DESC, w.key
+            LOOP
+                key := r.k;
+                kind := r.kind;
+                title := r.title;
+                score := r.score;
+                match := 'full';
+                corrections := NULL;
+                ranked := r.ranked;
+                truncated := false;
+                IF fresh THEN
+                    total := total + r.ranked;
+                    fresh := false;
+                END IF;
+                n := n + 1;
+                RETURN NEXT;
+            END LOOP;
+            stmts := NULL;
         ELSIF lb_search_or_ok(c.d, c.b, oc, p_candidates) THEN
             -- One word and its corrections: each word's best postings,
             -- and the Records holding two of them from the GIN index

@@ -1,0 +1,137 @@
+package reads_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/store"
+)
+
+// searchSQL is lb_search at the head with the default candidates, as
+// Reader.Search calls it.
+const searchSQL = `SELECT * FROM lb_search($1, $2, '', $3, NULL, 1000, 5, 100)`
+
+// searchCalls counts, in one transaction scoped to f's Domain as
+// lorebase_app, the calls of each of fns (SQL functions included:
+// track_functions all) while lb_search answers each query on branch.
+func searchCalls(t *testing.T, f *fixture, branch string, queries []string, fns []string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'all'`); err != nil {
+			return fmt.Errorf("track functions: %w", err)
+		}
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		for _, q := range queries {
+			for _, lim := range []int{1, 5, 20} {
+				if err := drain(tx.Query(f.ctx, searchSQL, branch, q, lim)); err != nil {
+					return fmt.Errorf("search %q on %s: %w", q, branch, err)
+				}
+			}
+		}
+		for _, fn := range fns {
+			var n int64
+			if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
+				return fmt.Errorf("calls of %s: %w", fn, err)
+			}
+			out[fn] = n
+		}
+		return nil
+	}))
+	return out
+}
+
+// TestOneWordSearchBuildsNoStatement: a one-word search at a branch's head
+// (main, a copy, an overlay's base) reads the word's postings by a static
+// statement, whose plan the session keeps, not by a statement built as
+// text (lb_search_words_sql) and planned again on every call.
+func TestOneWordSearchBuildsNoStatement(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "one-word-calls", "")
+	words := []string{"steel", "hex", "pump", "brass", "zinc"}
+	for _, br := range []string{"main", "ref", "ov", "ov2"} {
+		got := searchCalls(t, f, br, words, []string{"lb_search_words_sql", "lb_search_run"})
+		require.Zero(t, got["lb_search_words_sql"], "%s: %v", br, got)
+		// The calls did run the branch's (or the base's) search.
+		require.Positive(t, got["lb_search_run"], "%s: %v", br, got)
+	}
+}
+
+// keptIndexesWorldIn writes to f's Domain (whose main may hold Records
+// already) Parts and Suppliers on main; an overlay "ov" of main with rows
+// of its own; then a commit on main: with moveSearch, a Part renamed and a
+// Part created (rows past the fork in what a search reads), and in any
+// case Parts changed in weight, an Attribute no index or search reads
+// (iseq stays); "ref" a ready copy of "ov".
+func keptIndexesWorldIn(t *testing.T, f *fixture, moveSearch bool) *fixture {
+	t.Helper()
+	var cs []change
+	for i := 0; i < 40; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("P-%03d", i), map[string]any{"name": overlayTitle(i, 0),
+			"note": overlayWords[(i*3)%len(overlayWords)], "maker": fmt.Sprintf("S-%d", i%5)}))
+	}
+	for i := 0; i < 5; i++ {
+		cs = append(cs, put("Supplier", fmt.Sprintf("S-%d", i), map[string]any{"name": "Supplier " + overlayWords[i], "country": "C1"}))
+	}
+	f.commit("alice", "", cs...)
+	ov := f.fork("ov", "overlay", revInfo{})
+	ov.commit("agent", "", patch("P-003", map[string]any{"name": "Part steel overlay hex"}), del("P-004"),
+		put("Part", "P-100", map[string]any{"name": "Part steel new", "note": "pump", "maker": "S-1"}))
+	cs = nil
+	for i := 0; i < 40; i += 3 {
+		cs = append(cs, patch(fmt.Sprintf("P-%03d", i), map[string]any{"weight": fmt.Sprint(i)}))
+	}
+	if moveSearch {
+		cs = append(cs, patch("P-005", map[string]any{"name": "Part steel main side hex"}),
+			put("Part", "P-200", map[string]any{"name": "Part steel pump main", "maker": "S-2"}))
+	}
+	f.commit("bob", "", cs...)
+	readyCopy(ov, "ref")
+	return f
+}
+
+// basePast counts the rows of the base of f's "ov" past its fork by iseq.
+func basePast(t *testing.T, f *fixture) int {
+	t.Helper()
+	var n int
+	require.NoError(t, f.s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records m
+		JOIN refs r ON r.domain_id = m.domain_id AND r.name = 'ov'
+		WHERE m.domain_id = $1 AND m.branch_id = r.base_id AND m.iseq > r.fork_seq`, f.domain).Scan(&n))
+	return n
+}
+
+// TestOverlaySearchReadsNoKeptAttrsWhenBaseKeptItsSearch: an overlay whose
+// base moved on after the fork only in Attributes no index reads (no base
+// row past the fork by iseq) does not read the base's kept Attributes
+// (lb_rec_kept_attrs, a SQL function planned on every call): no base row
+// needs them. Another Domain in the same partition, with the same branch
+// names and keys, whose main moved on in searched text after the fork,
+// reads them on every overlay search; the searches of each equal its own
+// copy's (neither finds the other's rows past the fork or its Records).
+func TestOverlaySearchReadsNoKeptAttrsWhenBaseKeptItsSearch(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	a := keptIndexesWorldIn(t, newFixture(t, s, "kept-a"), false)
+	b := keptIndexesWorldIn(t, a.sharingPartition(t, s, "kept-b",
+		put("Part", "P-900", map[string]any{"name": "Part steel zed", "maker": "S-0"})), true)
+	require.Zero(t, basePast(t, a), "main moved on in weight only")
+	require.Positive(t, basePast(t, b), "the other Domain's main moved on in searched text")
+
+	queries := []string{"steel", "hex", "stel", "steel hex", "pump steel", "supplier steel", "zed"}
+	fns := []string{"lb_rec_kept_attrs", "lb_search_overlay"}
+	got := searchCalls(t, a, "ov", queries, fns)
+	require.Zero(t, got["lb_rec_kept_attrs"], "%v", got)
+	require.Equal(t, int64(3*len(queries)), got["lb_search_overlay"], "%v", got)
+	got = searchCalls(t, b, "ov", queries, fns)
+	require.Equal(t, got["lb_search_overlay"], got["lb_rec_kept_attrs"], "%v", got)
+	require.Equal(t, int64(3*len(queries)), got["lb_search_overlay"], "%v", got)
+
+	for _, f := range []*fixture{a, b} {
+		requireSearchesMatch(t, f, "ov", "ref")
+	}
+}

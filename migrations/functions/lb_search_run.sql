@@ -79,19 +79,13 @@ BEGIN
         IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
            AND terms[1]::text = lb_lexeme(words[1]) THEN
             -- One word, one lexeme: its postings hold its rank
-            -- (lb_search_words_sql's statement, static: its plan is kept
-            -- for the session rather than made again each call).
+            -- (lb_search_words, inlined into a static statement: its
+            -- plan is kept for the session rather than made again each
+            -- call).
             fresh := true;
             FOR r IN
-                SELECT m.key::text AS k, m.kind::text AS kind, m.title, w.score,
-                       coalesce((SELECT l.records FROM mat_lexicon l
-                                  WHERE l.domain_id = c.d AND l.branch_id = c.b AND l.word = words[1]), 0)::integer AS ranked
-                  FROM (SELECT s.key, s.score FROM mat_search_words s
-                         WHERE s.domain_id = c.d AND s.branch_id = c.b AND s.word = words[1]
-                         ORDER BY s.score DESC, s.key
-                         LIMIT p_limit) w
-                  JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = w.key AND NOT m.deleted
-                 ORDER BY w.score DESC, w.key
+                SELECT w.key AS k, w.kind, w.title, w.score, w.ranked
+                  FROM lb_search_words(c.d, c.b, words[1], p_limit) w
             LOOP
                 key := r.k;
                 kind := r.kind;

@@ -236,3 +236,7 @@ func BenchmarkCommitAfterSmallCommit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCommit10 is a commit small enough that its round trips, not its
+// rows, are most of its time.
+func BenchmarkCommit10(b *testing.B) { benchmarkCommit(b, 10) }

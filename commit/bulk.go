@@ -32,45 +32,63 @@ type rowset struct {
 	n    int
 }
 
-// staged is one rowset of a write and the staging table its rows go to when
-// there are more than the threshold.
-type staged struct {
-	stage string
-	rs    *rowset
+// The columns of the commit's staged sets.
+func objectCols() []column { return []column{{"hash", "bytea"}, {"body", "text"}} }
+
+func recordCols() []column {
+	return []column{{"key", "text"}, {"kind", "text"}, {"title", "text"}, {"vals", "text"},
+		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}, {"deleted", "boolean"},
+		{"ivals", "text"}}
 }
 
-// createStages makes sure the session has the staging tables of the sets of
-// more than threshold rows, in one round trip. A staging table is a
-// temporary table that the session keeps and that empties at the end of
-// every transaction that used it (ON COMMIT DELETE ROWS; rows copied by a
-// transaction that rolls back are never visible to another), so a commit
-// writes no catalog rows for it once its connection has one. A stage takes
-// the rows of one write per transaction: the pipeline writes once per
-// transaction.
-func createStages(ctx context.Context, tx pgx.Tx, sets []staged, threshold int) error {
-	var b strings.Builder
+func historyCols() []column {
+	return []column{{"key", "text"}, {"op", "text"}, {"kind", "text"}, {"title", "text"},
+		{"vals", "text"}, {"object_hash", "bytea"}, {"provenance", "text"}}
+}
+
+func linkCols() []column {
+	return []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"origin", "text"}}
+}
+
+func linkHistoryCols() []column {
+	return []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"op", "text"}, {"origin", "text"}}
+}
+
+// stageBound is a staging table, its columns and the most rows a write
+// puts in it.
+type stageBound struct {
+	stage string
+	cols  []column
+	most  int
+}
+
+// stageStatements are the statements that make sure the session has the
+// staging tables of the sets that may hold more than threshold rows (source
+// copies a set of more than threshold rows into its table). A staging
+// table is a temporary table that the session keeps and that empties at
+// the end of every transaction that used it (ON COMMIT DELETE ROWS; rows
+// copied by a transaction that rolls back are never visible to another),
+// so a commit writes no catalog rows for it once its connection has one. A
+// stage takes the rows of one write per transaction: the pipeline writes
+// once per transaction.
+func stageStatements(sets []stageBound, threshold int) []string {
+	var out []string
 	for _, s := range sets {
-		if s.rs.n <= threshold {
+		if s.most <= threshold {
 			continue
 		}
-		defs := make([]string, len(s.rs.cols))
-		for i, c := range s.rs.cols {
+		defs := make([]string, len(s.cols))
+		for i, c := range s.cols {
 			defs[i] = c.name + " " + c.typ
 		}
-		b.WriteString("CREATE TEMP TABLE IF NOT EXISTS " + s.stage + " (" + strings.Join(defs, ", ") + ") ON COMMIT DELETE ROWS;\n")
+		out = append(out, "CREATE TEMP TABLE IF NOT EXISTS "+s.stage+" ("+strings.Join(defs, ", ")+") ON COMMIT DELETE ROWS")
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, b.String()); err != nil {
-		return fmt.Errorf("create staging tables: %w", err)
-	}
-	return nil
+	return out
 }
 
 // source makes the rows readable by one statement. Small sets travel as
 // arrays (unnest, parameters numbered from argBase+1); sets of more than
-// threshold rows are copied into their staging table (createStages; COPY
+// threshold rows are copied into their staging table (stageStatements; COPY
 // straight into a table under row-level security is not allowed for
 // lorebase_app). It returns the FROM item, aliased u, and the parameters
 // to pass.

@@ -154,14 +154,14 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 	}
 
 	var res *Result
-	err := p.store.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
-		if err := customPlans(ctx, tx); err != nil {
-			return err
-		}
-		b, err := store.LockBranch(ctx, tx, branch)
-		if err != nil {
-			return err
-		}
+	// The scope, the plan setting, the branch lock and the schema travel in
+	// one round trip.
+	var b *store.Branch
+	var schRow store.SchemaRow
+	first := &pgx.Batch{}
+	first.Queue(customPlansSQL)
+	store.QueueLockBranch(first, branch, &b, &schRow)
+	err := p.store.InDomainBatch(ctx, domainID, first, func(ctx context.Context, tx pgx.Tx) error {
 		if idemKey != "" {
 			prev, err := claimIdempotencyKey(ctx, tx, req.IdempotencyScope, idemKey, b.ID, reqHash, p.cfg.IdempotencyTTL)
 			if err != nil {
@@ -175,7 +175,7 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 		if !headMatches(req.ExpectedHead, b.Head) {
 			return ErrHeadMoved
 		}
-		sch, err := loadSchema(ctx, tx, b.ID)
+		sch, err := decodeSchema(schRow.Compiled)
 		if err != nil {
 			return err
 		}
@@ -222,11 +222,13 @@ func (p *Pipeline) commit(ctx context.Context, domainID int32, branch string, re
 // from one to tens of thousands; a cached generic plan chosen after a few
 // executions can be orders of magnitude slower for another size.
 func customPlans(ctx context.Context, tx pgx.Tx) error {
-	if _, err := tx.Exec(ctx, `SET LOCAL plan_cache_mode = force_custom_plan`); err != nil {
+	if _, err := tx.Exec(ctx, customPlansSQL); err != nil {
 		return fmt.Errorf("set plan cache mode: %w", err)
 	}
 	return nil
 }
+
+const customPlansSQL = `SET LOCAL plan_cache_mode = force_custom_plan`
 
 // headMatches compares expected_head with the branch head ("" matches a
 // branch without commits).
@@ -245,8 +247,13 @@ func loadSchema(ctx context.Context, tx pgx.Tx, branchID int32) (*schema.Schema,
 	if err != nil {
 		return nil, err
 	}
+	return decodeSchema(row.Compiled)
+}
+
+// decodeSchema decodes a branch's compiled schema as stored.
+func decodeSchema(compiled []byte) (*schema.Schema, error) {
 	sch := schema.Empty()
-	if err := json.Unmarshal(row.Compiled, sch); err != nil {
+	if err := json.Unmarshal(compiled, sch); err != nil {
 		return nil, fmt.Errorf("load schema: %w", err)
 	}
 	return sch, nil

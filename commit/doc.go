@@ -6,15 +6,17 @@
 //
 // A commit runs in one transaction as lorebase_app scoped to its Domain:
 //
-//  1. the ref is locked (commits on a branch are serialized there); an
+//  1. the ref is locked (commits on a branch are serialized there) and the
+//     branch's schema read, in one round trip with the Domain's scope; an
 //     Idempotency-Key already answered returns its Revision again, then
 //     expected_head is compared with the head;
 //  2. the stored Records the changes touch are read in one statement
-//     (key = ANY($1::text[])), then the targets of ref values new to their
-//     Record, and the Links out of Records the commit deletes, links or
-//     unlinks from (of every changed Record when a Relation is required) and
-//     into Records it deletes; the foreign-key Links of the other Records it
-//     puts or patches follow from their stored ref values and are not read;
+//     (key = ANY($1::text[])), in one round trip with the Links out of
+//     Records the commit deletes, links or unlinks from (of every changed
+//     Record when a Relation is required) and into Records it deletes; then
+//     the targets of ref values new to their Record; the foreign-key Links
+//     of the other Records it puts or patches follow from their stored ref
+//     values and are not read;
 //  3. the changes are applied in order in memory and every problem is
 //     collected with the index of its change: malformed changes are
 //     lberr.Invalid, schema and data violations lberr.Unprocessable; nothing is written if there is one;

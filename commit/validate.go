@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -91,13 +92,15 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 			ends[k] = struct{}{}
 		}
 	}
-	if len(full) > 0 {
-		if err := readRecords(ctx, tx, domainID, branchID, through, true, st, setList(full)); err != nil {
-			return err
-		}
+	// The Records and the Links travel in one round trip: which Links are
+	// read follows from the changes alone.
+	batch := &pgx.Batch{}
+	queueReadRecords(batch, domainID, branchID, through, st, setList(full), setList(ends))
+	if len(fromSet) > 0 || len(delSet) > 0 {
+		queueReadLinks(batch, domainID, branchID, through, st, setList(fromSet), setList(delSet))
 	}
-	if len(ends) > 0 {
-		if err := readRecords(ctx, tx, domainID, branchID, through, false, st, setList(ends)); err != nil {
+	if batch.Len() > 0 {
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return err
 		}
 	}
@@ -116,7 +119,9 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		targets[u.target] = struct{}{}
 	}
 	if len(targets) > 0 {
-		if err := readRecords(ctx, tx, domainID, branchID, through, false, st, setList(targets)); err != nil {
+		batch := &pgx.Batch{}
+		queueReadRecords(batch, domainID, branchID, through, st, nil, setList(targets))
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 			return err
 		}
 	}
@@ -143,9 +148,12 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		}
 	}
 
-	if len(fromSet) == 0 && len(delSet) == 0 {
-		return nil
-	}
+	return nil
+}
+
+// queueReadLinks queues the read of every stored Link out of the Records
+// of from and into those of into.
+func queueReadLinks(batch *pgx.Batch, domainID, branchID int32, through bool, st *state, from, into []string) {
 	D, B := ilit(domainID), ilit(branchID)
 	linkSQL := `SELECT from_key, relation, to_key, origin FROM mat_links
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND from_key = ANY($1::text[])
@@ -154,81 +162,92 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		WHERE domain_id = ` + D + ` AND branch_id = ` + B + ` AND NOT deleted AND to_key = ANY($2::text[])`
 	if through {
 		// lb_state_links answers Links with either end among the keys:
-		// keep the outgoing Links of fromSet and the incoming of delSet.
+		// keep the outgoing Links of from and the incoming of into.
 		linkSQL = `SELECT s.from_key, s.relation, s.to_key, s.origin FROM lb_state_links(` + B + `, $1::text[] || $2::text[]) s
 		WHERE s.from_key = ANY($1::text[]) OR s.to_key = ANY($2::text[])`
 	}
 	// A Link may come twice (out of one Record and into another): the map
-	// keeps it once.
-	rows, err := tx.Query(ctx, linkSQL, setList(fromSet), setList(delSet))
-	if err != nil {
-		return fmt.Errorf("read links: %w", err)
-	}
-	for rows.Next() {
-		var k linkKey
-		var origin byte
-		if err := rows.Scan(&k.from, &k.relation, &k.to, &origin); err != nil {
-			rows.Close()
+	// keeps it once. A foreign-key Link that load took from a Record's
+	// stored values is the same Link; the stored row's origin is kept.
+	batch.Queue(linkSQL, from, into).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var k linkKey
+			var origin byte
+			if err := rows.Scan(&k.from, &k.relation, &k.to, &origin); err != nil {
+				return fmt.Errorf("read links: %w", err)
+			}
+			st.links[k] = &link{linkKey: k, origin: origin, before: true, after: true}
+		}
+		if err := rows.Err(); err != nil {
 			return fmt.Errorf("read links: %w", err)
 		}
-		st.links[k] = &link{linkKey: k, origin: origin, before: true, after: true}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read links: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
-// readRecords reads the stored Records of keys into st. A branch that reads
-// through its base (an overlay, a copy still copying) reads the effective
-// state of its level chain; one that owns all its rows reads them directly.
-// Without whole, only each Record's Kind is read (its values and lineage are
-// neither sent nor decoded): enough for a Record the commit only links,
-// unlinks or refers to, which it does not change.
-func readRecords(ctx context.Context, tx pgx.Tx, domainID, branchID int32, through, whole bool, st *state, keys []string) error {
-	cols := `key, kind, values, lineage, created_seq, versions`
-	if !whole {
-		cols = `key, kind, NULL::jsonb, NULL::jsonb, created_seq, versions`
+// queueReadRecords queues the read of the stored Records of whole and ends
+// into st, in one statement. A branch that reads through its base (an
+// overlay, a copy still copying) reads the effective state of its level
+// chain; one that owns all its rows reads them directly. The Records of
+// whole are read with their values and lineage; of those of ends only the
+// Kind is read (their values and lineage are neither sent nor decoded):
+// enough for a Record the commit only links, unlinks or refers to, which it
+// does not change. Nothing is queued when both are empty.
+func queueReadRecords(batch *pgx.Batch, domainID, branchID int32, through bool, st *state, whole, ends []string) {
+	from := func(param string) string {
+		if through {
+			return ` FROM lb_state_records(` + ilit(branchID) + `, ` + param + `::text[])`
+		}
+		return ` FROM mat_records
+		WHERE domain_id = ` + ilit(domainID) + ` AND branch_id = ` + ilit(branchID) + ` AND NOT deleted AND key = ANY(` + param + `::text[])`
 	}
-	recSQL := `SELECT ` + cols + ` FROM mat_records
-		WHERE domain_id = ` + ilit(domainID) + ` AND branch_id = ` + ilit(branchID) + ` AND NOT deleted AND key = ANY($1::text[])`
-	if through {
-		recSQL = `SELECT ` + cols + ` FROM lb_state_records(` + ilit(branchID) + `, $1::text[])`
+	var parts []string
+	var args []any
+	if len(whole) > 0 {
+		args = append(args, whole)
+		parts = append(parts, `SELECT true, key, kind, values, lineage, created_seq, versions`+from("$"+strconv.Itoa(len(args))))
 	}
-	rows, err := tx.Query(ctx, recSQL, keys)
-	if err != nil {
-		return fmt.Errorf("read records: %w", err)
+	if len(ends) > 0 {
+		args = append(args, ends)
+		parts = append(parts, `SELECT false, key, kind, NULL::jsonb, NULL::jsonb, created_seq, versions`+from("$"+strconv.Itoa(len(args))))
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var key, kind string
-		var vals, lin []byte
-		var created int64
-		var versions int32
-		if err := rows.Scan(&key, &kind, &vals, &lin, &created, &versions); err != nil {
+	if len(parts) == 0 {
+		return
+	}
+	batch.Queue(strings.Join(parts, "\n\t\tUNION ALL\n\t\t"), args...).Query(func(rows pgx.Rows) error {
+		defer rows.Close()
+		for rows.Next() {
+			var isWhole bool
+			var key, kind string
+			var vals, lin []byte
+			var created int64
+			var versions int32
+			if err := rows.Scan(&isWhole, &key, &kind, &vals, &lin, &created, &versions); err != nil {
+				return fmt.Errorf("read records: %w", err)
+			}
+			r := st.rec(key)
+			r.had, r.exists = true, true
+			r.oldKind, r.kindName = kind, kind
+			r.kind, _ = st.sch.Kind(kind)
+			r.createdSeq, r.versions = created, versions
+			if !isWhole {
+				continue
+			}
+			var err error
+			if r.oldValues, err = decodeObject(vals); err != nil {
+				return fmt.Errorf("read records: values of %q: %w", key, err)
+			}
+			if r.oldLineage, err = decodeObject(lin); err != nil {
+				return fmt.Errorf("read records: lineage of %q: %w", key, err)
+			}
+			r.values = r.oldValues
+		}
+		if err := rows.Err(); err != nil {
 			return fmt.Errorf("read records: %w", err)
 		}
-		r := st.rec(key)
-		r.had, r.exists = true, true
-		r.oldKind, r.kindName = kind, kind
-		r.kind, _ = st.sch.Kind(kind)
-		r.createdSeq, r.versions = created, versions
-		if !whole {
-			continue
-		}
-		if r.oldValues, err = decodeObject(vals); err != nil {
-			return fmt.Errorf("read records: values of %q: %w", key, err)
-		}
-		if r.oldLineage, err = decodeObject(lin); err != nil {
-			return fmt.Errorf("read records: lineage of %q: %w", key, err)
-		}
-		r.values = r.oldValues
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read records: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 func setList(m map[string]struct{}) []string {

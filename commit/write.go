@@ -71,23 +71,29 @@ func indexedSQL(domainID, branchID int32) string {
 }
 
 // begin reserves the Revision's sequence number and reads its parent's
-// hash and the branch's recorded per-Attribute indexes.
-func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch) (*revisionHeader, error) {
+// hash and the branch's recorded per-Attribute indexes. The statements of
+// before (without parameters) run first, in the same round trip.
+func begin(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, before ...string) (*revisionHeader, error) {
 	h := &revisionHeader{id: ulid.Make().String(), parents: []string{}, parentHash: []string{}, expectedOld: b.Head,
 		branchID: b.ID, at: time.Now().UTC().Truncate(time.Microsecond)}
-	if b.Head == nil {
-		if err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number(), `+indexedSQL(domainID, b.ID)).
-			Scan(&h.seq, &h.number, &h.indexed); err != nil {
-			return nil, fmt.Errorf("next revision number: %w", err)
-		}
-		return h, nil
+	batch := &pgx.Batch{}
+	for _, sql := range before {
+		batch.Queue(sql)
 	}
 	var parentHash []byte
-	err := tx.QueryRow(ctx, `SELECT nextval('revision_seq'), lb_next_revision_number(),
+	if b.Head == nil {
+		batch.Queue(`SELECT nextval('revision_seq'), lb_next_revision_number(), ` + indexedSQL(domainID, b.ID)).
+			QueryRow(func(row pgx.Row) error { return row.Scan(&h.seq, &h.number, &h.indexed) })
+	} else {
+		batch.Queue(`SELECT nextval('revision_seq'), lb_next_revision_number(),
 		(SELECT hash FROM revisions WHERE domain_id = `+ilit(domainID)+` AND id = $1), `+indexedSQL(domainID, b.ID),
-		*b.Head).Scan(&h.seq, &h.number, &parentHash, &h.indexed)
-	if err != nil {
+			*b.Head).QueryRow(func(row pgx.Row) error { return row.Scan(&h.seq, &h.number, &parentHash, &h.indexed) })
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, fmt.Errorf("next revision number: %w", err)
+	}
+	if b.Head == nil {
+		return h, nil
 	}
 	if parentHash == nil {
 		return nil, fmt.Errorf("parent revision %s of branch %q: %w", *b.Head, b.Name, store.ErrNotFound)
@@ -236,7 +242,21 @@ func anySlice(ms []map[string]any) []any {
 // write writes a validated commit: objects, the Revision, the materialized
 // Records, history and Links, and moves the ref.
 func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *store.Branch, st *state, changes []*change, req *Request, commitProv json.RawMessage, idemKey string, extraParents []string) (*Result, error) {
-	h, err := begin(ctx, tx, domainID, b)
+	// The staging tables that the sets may need, created in the round
+	// trip that reserves the sequence numbers: each set's size is bounded
+	// before the rows are built (an object per change at most, a Record
+	// and a history row per Record touched, a Link row per Link changed).
+	linkChanges := 0
+	for _, l := range st.links {
+		if l.before != l.after {
+			linkChanges++
+		}
+	}
+	th := p.cfg.CopyThresholdRows
+	h, err := begin(ctx, tx, domainID, b, stageStatements([]stageBound{
+		{"lb_stage_objects", objectCols(), len(changes)}, {"lb_stage_records", recordCols(), len(st.order)},
+		{"lb_stage_history", historyCols(), len(st.order)}, {"lb_stage_unlinks", linkCols(), linkChanges},
+		{"lb_stage_links", linkCols(), linkChanges}, {"lb_stage_link_history", linkHistoryCols(), linkChanges}}, th)...)
 	if err != nil {
 		return nil, err
 	}
@@ -295,16 +315,13 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	}
 
 	// Records: final rows, deletions, history.
-	recs := &rowset{cols: []column{{"key", "text"}, {"kind", "text"}, {"title", "text"}, {"vals", "text"},
-		{"other", "text"}, {"lineage", "text"}, {"created_seq", "bigint"}, {"versions", "integer"}, {"deleted", "boolean"},
-		{"ivals", "text"}}}
+	recs := &rowset{cols: recordCols()}
 	var rKey, rKind, rTitle, rVals, rOther, rLin []string
 	var rIvals []*string
 	var rCreated []int64
 	var rVersions []int32
 	var rDeleted []bool
-	hist := &rowset{cols: []column{{"key", "text"}, {"op", "text"}, {"kind", "text"}, {"title", "text"},
-		{"vals", "text"}, {"object_hash", "bytea"}, {"provenance", "text"}}}
+	hist := &rowset{cols: historyCols()}
 	var hKey, hOp, hKind, hTitle []string
 	var hVals, hProv []*string
 	var hObj [][]byte
@@ -417,7 +434,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 
 	// Links that change.
 	var addFrom, addRel, addTo, addOrigin, delFrom, delRel, delTo, delOrigin []string
-	lh := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"op", "text"}, {"origin", "text"}}}
+	lh := &rowset{cols: linkHistoryCols()}
 	var lhFrom, lhRel, lhTo, lhOp, lhOrigin []string
 	for _, l := range st.links {
 		if l.before == l.after {
@@ -432,20 +449,15 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		}
 		lhFrom, lhRel, lhTo, lhOp, lhOrigin = append(lhFrom, l.from), append(lhRel, l.relation), append(lhTo, l.to), append(lhOp, op), append(lhOrigin, string(l.origin))
 	}
-	adds := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"origin", "text"}},
+	adds := &rowset{cols: linkCols(),
 		data: []any{addFrom, addRel, addTo, addOrigin}, n: len(addFrom)}
-	dels := &rowset{cols: []column{{"from_key", "text"}, {"relation", "text"}, {"to_key", "text"}, {"origin", "text"}},
+	dels := &rowset{cols: linkCols(),
 		data: []any{delFrom, delRel, delTo, delOrigin}, n: len(delFrom)}
 	lh.data = []any{lhFrom, lhRel, lhTo, lhOp, lhOrigin}
 	lh.n = len(lhFrom)
-	objRows := &rowset{cols: []column{{"hash", "bytea"}, {"body", "text"}}, data: []any{objs.hashes, objs.bodies}, n: len(objs.hashes)}
+	objRows := &rowset{cols: objectCols(), data: []any{objs.hashes, objs.bodies}, n: len(objs.hashes)}
 
 	D, B := ilit(domainID), ilit(b.ID)
-	th := p.cfg.CopyThresholdRows
-	if err := createStages(ctx, tx, []staged{{"lb_stage_objects", objRows}, {"lb_stage_records", recs},
-		{"lb_stage_history", hist}, {"lb_stage_unlinks", dels}, {"lb_stage_links", adds}, {"lb_stage_link_history", lh}}, th); err != nil {
-		return nil, err
-	}
 	batch := &pgx.Batch{}
 	// The statements take the Revision's sequence number and id as their
 	// first parameters (lead: $1, $2), not as literals: a statement's text

@@ -41,12 +41,39 @@ func scanBranch(row pgx.Row) (*Branch, error) {
 // commits on one branch are serialized here, and the ref then moves by
 // compare-and-swap against the head read under the lock.
 func LockBranch(ctx context.Context, tx pgx.Tx, name string) (*Branch, error) {
-	b, err := scanBranch(tx.QueryRow(ctx, `SELECT `+branchColumns+` FROM refs
-		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting' FOR UPDATE`, name))
+	b, err := scanBranch(tx.QueryRow(ctx, lockBranchSQL, name))
 	if err != nil {
 		return nil, fmt.Errorf("lock branch %q: %w", name, err)
 	}
 	return b, nil
+}
+
+const lockBranchSQL = `SELECT ` + branchColumns + ` FROM refs
+		WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting' FOR UPDATE`
+
+// QueueLockBranch queues LockBranch's statement on batch and then the read
+// of the branch's schema, so that both travel with whatever else the batch
+// holds in one round trip. Once the batch has run, *b is the locked branch
+// and *sch its schema (the schema is read after the lock, in the same
+// transaction, as LoadSchema would read it). A missing branch fails the
+// batch with LockBranch's error, before the schema is looked at.
+func QueueLockBranch(batch *pgx.Batch, name string, b **Branch, sch *SchemaRow) {
+	batch.Queue(lockBranchSQL, name).QueryRow(func(row pgx.Row) error {
+		got, err := scanBranch(row)
+		if err != nil {
+			return fmt.Errorf("lock branch %q: %w", name, err)
+		}
+		*b = got
+		return nil
+	})
+	batch.Queue(`SELECT seq, document, compiled FROM schemas
+		WHERE domain_id = lb_domain() AND branch_id = (SELECT id FROM refs
+			WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting')`, name).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&sch.Seq, &sch.Document, &sch.Compiled); err != nil {
+			return fmt.Errorf("load schema: %w", Translate(err))
+		}
+		return nil
+	})
 }
 
 // SchemaRow is a branch's stored schema.

@@ -130,6 +130,22 @@ func (s *Store) InDomain(ctx context.Context, domainID int32, fn func(ctx contex
 	})
 }
 
+// InDomainBatch is InDomain with first's statements sent in one round trip
+// with the scope, right after it and before fn runs: a failed statement of
+// first rolls the transaction back and fn does not run. first's callbacks
+// have run when fn starts.
+func (s *Store) InDomainBatch(ctx context.Context, domainID int32, first *pgx.Batch, fn func(ctx context.Context, tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.Requests, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(scopeSQL, strconv.Itoa(int(domainID)))
+		b.QueuedQueries = append(b.QueuedQueries, first.QueuedQueries...)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		return fn(ctx, tx)
+	})
+}
+
 // Scope switches an open transaction to lorebase_app and the Domain.
 func Scope(ctx context.Context, tx pgx.Tx, domainID int32) error {
 	if _, err := tx.Exec(ctx, scopeSQL, strconv.Itoa(int(domainID))); err != nil {

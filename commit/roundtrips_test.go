@@ -84,6 +84,14 @@ func (r *roundTrips) record(on bool) []string {
 // the second.
 func TestCommitRoundTrips(t *testing.T) {
 	t.Parallel()
+	// Four Parts put again with the round's weight.
+	fourPuts := func(r int) []commit.Change {
+		out := make([]commit.Change, 0, 4)
+		for i := range 4 {
+			out = append(out, put("Part", fmt.Sprintf("P-%d", i), fmt.Sprintf(`{"name": "Part %d", "weight_kg": %d}`, i, r)))
+		}
+		return out
+	}
 	for _, tc := range []struct {
 		name      string
 		threshold int
@@ -93,29 +101,17 @@ func TestCommitRoundTrips(t *testing.T) {
 		{
 			// BEGIN, scope+plans+lock+schema, Records+Links read, sequence
 			// numbers, the write batch, COMMIT.
-			name: "puts through arrays",
-			changes: func(r int) []commit.Change {
-				out := make([]commit.Change, 0, 4)
-				for i := range 4 {
-					out = append(out, put("Part", fmt.Sprintf("P-%d", i), fmt.Sprintf(`{"name": "Part %d", "weight_kg": %d}`, i, r)))
-				}
-				return out
-			},
-			want: 6,
+			name:    "puts through arrays",
+			changes: fourPuts,
+			want:    6,
 		},
 		{
 			// As above, with the stages created beside the sequence numbers
 			// and three COPYs (objects, Records, history).
 			name:      "puts through staging tables",
 			threshold: 1,
-			changes: func(r int) []commit.Change {
-				out := make([]commit.Change, 0, 4)
-				for i := range 4 {
-					out = append(out, put("Part", fmt.Sprintf("P-%d", i), fmt.Sprintf(`{"name": "Part %d", "weight_kg": %d}`, i, r)))
-				}
-				return out
-			},
-			want: 9,
+			changes:   fourPuts,
+			want:      9,
 		},
 		{
 			// A put, a link and an unlink: the Records put and the Links'

@@ -3,6 +3,7 @@ package reads_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -267,19 +268,40 @@ func functionCalls(t *testing.T, f *fixture, fns []string, statements func(conte
 		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
 			return err
 		}
+		before, err := pendingCalls(f.ctx, tx, fns)
+		if err != nil {
+			return err
+		}
 		if err := statements(f.ctx, tx); err != nil {
 			return err
 		}
+		after, err := pendingCalls(f.ctx, tx, fns)
+		if err != nil {
+			return err
+		}
 		for _, fn := range fns {
-			var n int64
-			if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
-				return err
-			}
-			out[fn] = n
+			out[fn] = after[fn] - before[fn]
 		}
 		return nil
 	}))
 	return out
+}
+
+// pendingCalls reads the backend's counts of calls of fns not yet sent to
+// the statistics (pg_stat_get_xact_function_calls). They are not the
+// transaction's alone: a backend sends its counts at a transaction's end
+// at most once a second, so an earlier transaction's may still be there;
+// a difference over one transaction is exact.
+func pendingCalls(ctx context.Context, tx pgx.Tx, fns []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(fns))
+	for _, fn := range fns {
+		var n int64
+		if err := tx.QueryRow(ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
+			return nil, fmt.Errorf("calls of %s: %w", fn, err)
+		}
+		out[fn] = n
+	}
+	return out, nil
 }
 
 // drain reads a query's rows to the end and closes them.

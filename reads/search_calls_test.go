@@ -27,6 +27,10 @@ func searchCalls(t *testing.T, f *fixture, branch string, queries []string, fns 
 		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
 			return err
 		}
+		before, err := pendingCalls(f.ctx, tx, fns)
+		if err != nil {
+			return err
+		}
 		for _, q := range queries {
 			for _, lim := range []int{1, 5, 20} {
 				if err := drain(tx.Query(f.ctx, searchSQL, branch, q, lim)); err != nil {
@@ -34,12 +38,12 @@ func searchCalls(t *testing.T, f *fixture, branch string, queries []string, fns 
 				}
 			}
 		}
+		after, err := pendingCalls(f.ctx, tx, fns)
+		if err != nil {
+			return err
+		}
 		for _, fn := range fns {
-			var n int64
-			if err := tx.QueryRow(f.ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
-				return fmt.Errorf("calls of %s: %w", fn, err)
-			}
-			out[fn] = n
+			out[fn] = after[fn] - before[fn]
 		}
 		return nil
 	}))

@@ -87,7 +87,7 @@ func TestOverlayGetRunsNoFunction(t *testing.T) {
 	t.Parallel()
 	f := overlayWorld(t, "get-calls", "")
 	calls := func(branch string) map[string]int64 {
-		return functionCalls(t, f, []string{"lb_get", "lb_scope_chain", "lb_levels"},
+		return functionCalls(t, f, "pl", []string{"lb_get", "lb_scope_chain", "lb_levels"},
 			func(ctx context.Context, tx pgx.Tx) error {
 				for _, k := range []string{"P-001", "P-003", "P-005", "P-100", "P-006", "missing"} {
 					if err := drain(tx.Query(ctx, reads.GetLevelsSQLForTest, branch, k)); err != nil {
@@ -238,7 +238,7 @@ func TestOverlayHistoryRunsNoFunction(t *testing.T) {
 	t.Parallel()
 	f := overlayWorld(t, "history-calls", "")
 	calls := func(branch string, keys ...string) map[string]int64 {
-		return functionCalls(t, f, []string{"lb_history", "lb_history_sql", "lb_scope_chain", "lb_rev_seq"},
+		return functionCalls(t, f, "pl", []string{"lb_history", "lb_history_sql", "lb_scope_chain", "lb_rev_seq"},
 			func(ctx context.Context, tx pgx.Tx) error {
 				for _, k := range keys {
 					if err := drain(tx.Query(ctx, reads.HistorySQLForTest, branch, k, "", 21)); err != nil {
@@ -256,13 +256,14 @@ func TestOverlayHistoryRunsNoFunction(t *testing.T) {
 }
 
 // functionCalls runs statements as lorebase_app in f's Domain, in one
-// transaction with track_functions on, and answers how many times each of
-// the PL/pgSQL functions fns was called in it.
-func functionCalls(t *testing.T, f *fixture, fns []string, statements func(context.Context, pgx.Tx) error) map[string]int64 {
+// transaction with track_functions set to track ('pl': PL/pgSQL
+// functions; 'all': SQL functions too), and answers how many times each of
+// the functions fns was called in it.
+func functionCalls(t *testing.T, f *fixture, track string, fns []string, statements func(context.Context, pgx.Tx) error) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
 	require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'pl'`); err != nil {
+		if _, err := tx.Exec(f.ctx, `SELECT set_config('track_functions', $1, true)`, track); err != nil {
 			return err
 		}
 		if err := store.Scope(f.ctx, tx, f.domain); err != nil {

@@ -1,13 +1,12 @@
 package reads_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-
-	"github.com/lorebase/lorebase/store"
 )
 
 // searchSQL is lb_search at the head with the default candidates, as
@@ -19,35 +18,16 @@ const searchSQL = `SELECT * FROM lb_search($1, $2, '', $3, NULL, 1000, 5, 100)`
 // track_functions all) while lb_search answers each query on branch.
 func searchCalls(t *testing.T, f *fixture, branch string, queries []string, fns []string) map[string]int64 {
 	t.Helper()
-	out := map[string]int64{}
-	require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(f.ctx, `SET LOCAL track_functions = 'all'`); err != nil {
-			return fmt.Errorf("track functions: %w", err)
-		}
-		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-			return err
-		}
-		before, err := pendingCalls(f.ctx, tx, fns)
-		if err != nil {
-			return err
-		}
+	return functionCalls(t, f, "all", fns, func(ctx context.Context, tx pgx.Tx) error {
 		for _, q := range queries {
 			for _, lim := range []int{1, 5, 20} {
-				if err := drain(tx.Query(f.ctx, searchSQL, branch, q, lim)); err != nil {
+				if err := drain(tx.Query(ctx, searchSQL, branch, q, lim)); err != nil {
 					return fmt.Errorf("search %q on %s: %w", q, branch, err)
 				}
 			}
 		}
-		after, err := pendingCalls(f.ctx, tx, fns)
-		if err != nil {
-			return err
-		}
-		for _, fn := range fns {
-			out[fn] = after[fn] - before[fn]
-		}
 		return nil
-	}))
-	return out
+	})
 }
 
 // TestOneWordSearchBuildsNoStatement: a one-word search at a branch's head

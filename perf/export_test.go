@@ -44,3 +44,6 @@ func EmptyReplicaStage(ctx context.Context, s *store.Store) error {
 
 // MemoryWarning exposes memoryWarning.
 var MemoryWarning = memoryWarning
+
+// ProfileChanges exposes profileChanges to the tests.
+var ProfileChanges = profileChanges

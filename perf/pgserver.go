@@ -191,10 +191,27 @@ func ApplyProfile(ctx context.Context, url, profile string, log io.Writer) error
 		return fmt.Errorf("apply storage profile %s: %w", profile, err)
 	}
 	if log != nil && res.Changed() {
-		fmt.Fprintf(log, "perf: storage profile %s: %d settings, %d table parameters changed; restart needed for: %s\n",
-			profile, len(res.Settings), len(res.Tables), strings.Join(res.RestartNeeded, ", "))
+		fmt.Fprint(log, profileChanges(profile, res))
 	}
 	return nil
+}
+
+// profileChanges tells what ApplyProfile wrote: each server setting with
+// the value it replaced (a value set by hand, ALTER SYSTEM included, is
+// overwritten by the profile's), then the count of table parameters and
+// the settings waiting for a restart.
+func profileChanges(profile string, res *storagecli.ApplyResult) string {
+	var b strings.Builder
+	for _, s := range res.Settings {
+		fmt.Fprintf(&b, "perf: storage profile %s: %s = %s (was %s)\n", profile, s.Name, s.Wanted, s.Current)
+	}
+	restart := strings.Join(res.RestartNeeded, ", ")
+	if restart == "" {
+		restart = "none"
+	}
+	fmt.Fprintf(&b, "perf: storage profile %s: %d settings, %d table parameters changed; restart needed for: %s\n",
+		profile, len(res.Settings), len(res.Tables), restart)
+	return b.String()
 }
 
 // Stop stops the server and keeps its data: Up starts it again with its

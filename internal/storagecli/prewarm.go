@@ -254,10 +254,13 @@ func indexesOf(ctx context.Context, conn *pgx.Conn, rel uint32, domainID int32) 
 }
 
 // hotRelations lists what prewarm loads, in order: refs, schemas and
-// revisions (indexes, then heap); the Domain's partition of mat_records
-// (primary key, kind index, search index, the Domain's per-Attribute
-// indexes) and of mat_links (primary key, reverse index); the heaps of
-// those two; then mat_history and objects (indexes, then heap).
+// revisions (indexes, then heap); the indexes of the Domain's partitions of
+// mat_records (primary key, kind index, search index, the Domain's
+// per-Attribute indexes), of mat_history and objects (a commit writes a
+// leaf of their primary keys per change, at keys spread over the whole
+// index, so a cold leaf is a page read per change) and of mat_links
+// (primary key, reverse index); then the heaps of mat_records and
+// mat_links, then of mat_history and objects.
 func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]hotRelation, error) {
 	var rels []hotRelation
 	addIndexes := func(rel uint32) error {
@@ -313,10 +316,11 @@ func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]ho
 		table string
 		heap  bool
 	}{
-		{"mat_records", false}, {"mat_links", false},
+		{"mat_records", false},
+		{"mat_history", false}, {"objects", false},
+		{"mat_links", false},
 		{"mat_records", true}, {"mat_links", true},
-		{"mat_history", false}, {"mat_history", true},
-		{"objects", false}, {"objects", true},
+		{"mat_history", true}, {"objects", true},
 	}
 	for _, s := range steps {
 		var err error

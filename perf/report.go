@@ -107,6 +107,39 @@ func ReadLoadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
+// CommandLine is prog followed by args as a POSIX shell reads them back: an
+// argument that is empty or holds anything but letters, digits and
+// -_./:=,@+% is single-quoted, so a report's command can be run again as
+// written (an empty value stays an argument, quoted).
+func CommandLine(prog string, args []string) string {
+	var b strings.Builder
+	b.WriteString(prog)
+	for _, a := range args {
+		b.WriteByte(' ')
+		b.WriteString(shellQuote(a))
+	}
+	return b.String()
+}
+
+func shellQuote(a string) string {
+	if a == "" {
+		return "''"
+	}
+	plain := true
+	for _, c := range a {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.ContainsRune("-_./:=,@+%", c):
+		default:
+			plain = false
+		}
+	}
+	if plain {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
 // WriteJSON writes the report as indented JSON.
 func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

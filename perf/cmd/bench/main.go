@@ -123,7 +123,7 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	command := "go run ./perf/cmd/bench " + strings.Join(os.Args[1:], " ")
+	command := perf.CommandLine("go run ./perf/cmd/bench", os.Args[1:])
 
 	srv, err := perf.OpenServer(ctx, f.ServerOptions())
 	if err != nil {

@@ -1,0 +1,139 @@
+// Command searchplans counts the statements PostgreSQL plans and runs per
+// search call, per query class (one word, misspelled word, two words,
+// partial match of three words, entity resolution), from
+// pg_stat_statements with nested statements and planning counted
+// (pg_stat_statements.track = all, track_planning = on):
+//
+//	go run ./perf/cmd/searchplans --scale 54 --calls 200
+//	go run ./perf/cmd/searchplans --database-url postgres://postgres@127.0.0.1:55432/postgres \
+//	    --seed-database perf_seed_100k --scale 540 --top 8
+//
+// All calls of a class run in one session after --warmup calls, as a
+// Keeper connection serves them. Without --database-url (or
+// LOREBASE_TEST_DATABASE_URL, LOREBASE_DATABASE_URL) it starts a
+// throwaway cluster loading pg_stat_statements and loads the supply
+// dataset at --scale into it; a server given by URL must load
+// pg_stat_statements (shared_preload_libraries) and the URL be a
+// superuser's. The measured database (a copy of --seed-database when
+// given) gets the extension and the two settings.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/perf"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "searchplans:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var f perf.CommonFlags
+	fs := flag.NewFlagSet("searchplans", flag.ExitOnError)
+	f.Register(fs)
+	calls := fs.Int("calls", 200, "counted calls per class")
+	warmup := fs.Int("warmup", 20, "calls per class before counting")
+	benchSeed := fs.Uint64("bench-seed", 7, "seed of the queries")
+	top := fs.Int("top", 0, "list this many statements per class, those planned most")
+	only := fs.String("classes", "", "comma-separated classes to measure (empty: all)")
+	_ = fs.Parse(os.Args[1:])
+	if f.Settings == nil {
+		f.Settings = perf.SettingFlags{}
+	}
+	if _, ok := f.Settings["shared_preload_libraries"]; !ok {
+		f.Settings["shared_preload_libraries"] = "pg_stat_statements"
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := perf.OpenServer(ctx, f.ServerOptions())
+	if err != nil {
+		return err
+	}
+	defer srv.Close() //nolint:errcheck // stopping the server on exit
+	fx, err := srv.Fixture(ctx, perf.FixtureOptions{
+		Load:         perf.LoadOptions{Supply: f.SupplyConfig(), BatchSize: f.BatchSize, Progress: os.Stderr},
+		SeedDatabase: f.SeedDatabase,
+		Database:     f.Database,
+		Keep:         f.Keep,
+		Profile:      f.Profile,
+		InPlace:      f.InPlace,
+		Log:          os.Stderr,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := fx.Drop(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintln(os.Stderr, "searchplans: drop fixture:", err)
+		}
+	}()
+
+	stats, err := pgx.Connect(ctx, fx.URL)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer stats.Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing on exit
+	if err := perf.EnableStatementStats(ctx, stats); err != nil {
+		return err
+	}
+	defer func() {
+		if err := perf.DisableStatementStats(context.WithoutCancel(ctx), stats); err != nil {
+			fmt.Fprintln(os.Stderr, "searchplans:", err)
+		}
+	}()
+
+	s, err := perf.OneSessionStore(ctx, fx.URL)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	gen, err := supply.New(f.SupplyConfig())
+	if err != nil {
+		return err
+	}
+	w, err := perf.NewWorkload(ctx, s, gen, *benchSeed, *calls+*warmup)
+	if err != nil {
+		return err
+	}
+	if _, err := w.BuildIndexes(ctx); err != nil {
+		return err
+	}
+	classes := w.SearchClasses(*calls + *warmup)
+	if *only != "" {
+		want := strings.Split(*only, ",")
+		var keep []perf.SearchClass
+		for _, c := range classes {
+			for _, n := range want {
+				if strings.TrimSpace(n) == c.Name {
+					keep = append(keep, c)
+				}
+			}
+		}
+		if len(keep) == 0 {
+			return errors.New("--classes names no class")
+		}
+		classes = keep
+	}
+	res, err := perf.MeasureSearchPlans(ctx, stats, w.Reader, w.DomainID, perf.Branch, classes,
+		perf.SearchPlanOptions{Warmup: *warmup, Calls: *calls, Top: *top, Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	perf.WriteSearchPlans(os.Stdout, res)
+	return nil
+}

@@ -112,7 +112,36 @@ BEGIN
             -- One word and its corrections: each word's best postings,
             -- and the Records holding two of them from the GIN index
             -- (lb_search_or_sql), when those are few (lb_search_or_ok).
-            stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
+            -- One or two present words (a misspelling with one or two
+            -- corrections) by a static statement (lb_search_or, inlined),
+            -- whose plan the session keeps; more as a statement built
+            -- for the call.
+            IF cardinality(ow) <= 2 THEN
+                fresh := true;
+                FOR r IN
+                    SELECT o.key, o.kind, o.title, o.score, o.match, o.ranked, o.truncated
+                      FROM lb_search_or(c.d, c.b, ow, oc, terms[1], p_limit) o
+                LOOP
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := r.match;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    IF fresh THEN
+                        total := total + r.ranked;
+                        capped := capped OR r.truncated;
+                        fresh := false;
+                    END IF;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+                stmts := NULL;
+            ELSE
+                stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
+            END IF;
         ELSIF coalesce(plain, false) THEN
             -- Several words (or corrections). When a term is in fewer
             -- Records than 8 × p_candidates, or the terms would meet in

@@ -7,8 +7,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/reads"
@@ -262,4 +265,112 @@ func WriteSearchPlans(w io.Writer, ps []SearchPlans) {
 // connection, so every call of MeasureSearchPlans runs in one session.
 func OneSessionStore(ctx context.Context, url string) (*store.Store, error) {
 	return store.Open(ctx, url, store.Config{MaxConns: 1, OwnerMaxConns: 2})
+}
+
+// SearchClassPlans are the plan shapes (ParsePlanNotice) of the statements
+// one class's calls ran, by statement text, as auto_explain logged them.
+type SearchClassPlans struct {
+	Class  string
+	Shapes map[string][]string
+}
+
+// ExplainSearchClasses runs each class's calls in a session of its own
+// on url (a superuser's: auto_explain is loaded per session), warmup calls
+// first, then calls with auto_explain's nested plans (no ANALYZE), and
+// returns each statement's distinct plan shapes: the plans the session
+// keeps, to compare between two versions of the functions.
+func (w *Workload) ExplainSearchClasses(ctx context.Context, url string, classes []SearchClass, warmup, calls int) ([]SearchClassPlans, error) {
+	out := make([]SearchClassPlans, 0, len(classes))
+	for _, c := range classes {
+		p, err := w.explainClass(ctx, url, c, warmup, calls)
+		if err != nil {
+			return nil, fmt.Errorf("explain %s: %w", c.Name, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (w *Workload) explainClass(ctx context.Context, url string, c SearchClass, warmup, calls int) (SearchClassPlans, error) {
+	res := SearchClassPlans{Class: c.Name, Shapes: map[string][]string{}}
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return res, fmt.Errorf("parse database URL: %w", err)
+	}
+	pc.MaxConns, pc.MinConns = 1, 0
+	pc.ConnConfig.RuntimeParams["jit"] = "off"
+	var mu sync.Mutex
+	var notices []string
+	collect := false
+	pc.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		mu.Lock()
+		if collect {
+			notices = append(notices, n.Message)
+		}
+		mu.Unlock()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return res, fmt.Errorf("connect: %w", err)
+	}
+	defer pool.Close()
+	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
+		`SET auto_explain.log_nested_statements = on`, `SET auto_explain.log_level = notice`} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			return res, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	r := reads.New(&store.Store{Pool: w.Store.Pool, Requests: pool}, reads.Config{})
+	for i := range warmup + calls {
+		if i == warmup {
+			mu.Lock()
+			collect = true
+			mu.Unlock()
+		}
+		q := c.Queries[i%len(c.Queries)]
+		if c.Resolve {
+			_, err = r.Resolve(ctx, w.DomainID, Branch, q, "", 0)
+		} else {
+			_, err = r.Search(ctx, w.DomainID, Branch, reads.SearchQuery{Q: q})
+		}
+		if err != nil {
+			return res, fmt.Errorf("%q: %w", q, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range notices {
+		st, ok := ParsePlanNotice(n)
+		if !ok {
+			continue
+		}
+		text := strings.Join(strings.Fields(st.Text), " ")
+		if !slices.Contains(res.Shapes[text], st.Shape) {
+			res.Shapes[text] = append(res.Shapes[text], st.Shape)
+		}
+	}
+	return res, nil
+}
+
+// WriteSearchClassPlans writes each class's statements (sorted by text)
+// with their plan shapes, one node a line; a sequential scan of a table
+// is marked.
+func WriteSearchClassPlans(out io.Writer, ps []SearchClassPlans) {
+	for _, p := range ps {
+		fmt.Fprintf(out, "## %s\n\n", p.Class)
+		texts := make([]string, 0, len(p.Shapes))
+		for t := range p.Shapes {
+			texts = append(texts, t)
+		}
+		slices.Sort(texts)
+		for _, t := range texts {
+			fmt.Fprintf(out, "### %s\n\n", t)
+			for _, sh := range p.Shapes[t] {
+				if strings.Contains(sh, "Seq Scan on mat_") {
+					fmt.Fprintln(out, "SEQUENTIAL SCAN")
+				}
+				fmt.Fprintf(out, "```\n%s\n```\n\n", sh)
+			}
+		}
+	}
 }

@@ -14,7 +14,9 @@
 // throwaway cluster loading pg_stat_statements and loads the supply
 // dataset at --scale into it; a server given by URL must load
 // pg_stat_statements (shared_preload_libraries) and the URL be a
-// superuser's. The measured database (a copy of --seed-database when
+// superuser's. With --plans it also writes the plan shapes of each class's
+// statements as a session keeps them (auto_explain after the warm-up), to
+// compare two versions of the functions. The measured database (a copy of --seed-database when
 // given) gets the extension and the two settings.
 package main
 
@@ -50,6 +52,8 @@ func run() error {
 	benchSeed := fs.Uint64("bench-seed", 7, "seed of the queries")
 	top := fs.Int("top", 0, "list this many statements per class, those planned most")
 	only := fs.String("classes", "", "comma-separated classes to measure (empty: all)")
+	plans := fs.String("plans", "", "also write the plan shapes of each class's statements (auto_explain, after the warm-up) to this file")
+	planCalls := fs.Int("plan-calls", 20, "with --plans: explained calls per class")
 	_ = fs.Parse(os.Args[1:])
 	if f.Settings == nil {
 		f.Settings = perf.SettingFlags{}
@@ -135,5 +139,20 @@ func run() error {
 		return err
 	}
 	perf.WriteSearchPlans(os.Stdout, res)
+	if *plans == "" {
+		return nil
+	}
+	shapes, err := w.ExplainSearchClasses(ctx, fx.URL, classes, *warmup, *planCalls)
+	if err != nil {
+		return err
+	}
+	pf, err := os.Create(*plans)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", *plans, err)
+	}
+	perf.WriteSearchClassPlans(pf, shapes)
+	if err := pf.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", *plans, err)
+	}
 	return nil
 }

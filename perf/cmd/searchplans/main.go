@@ -16,12 +16,15 @@
 // pg_stat_statements (shared_preload_libraries) and the URL be a
 // superuser's. With --plans it also writes the plan shapes of each class's
 // statements as a session keeps them (auto_explain after the warm-up), to
-// compare two versions of the functions. The measured database (a copy of --seed-database when
+// compare two versions of the functions, and with --answers every
+// query's answer. The measured database (a copy of --seed-database when
 // given) gets the extension and the two settings.
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,6 +37,7 @@ import (
 
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
+	"github.com/lorebase/lorebase/reads"
 )
 
 func main() {
@@ -54,6 +58,7 @@ func run() error {
 	only := fs.String("classes", "", "comma-separated classes to measure (empty: all)")
 	plans := fs.String("plans", "", "also write the plan shapes of each class's statements (auto_explain, after the warm-up) to this file")
 	planCalls := fs.Int("plan-calls", 20, "with --plans: explained calls per class")
+	answers := fs.String("answers", "", "also write each class's answers (every query once, as JSON) to this file, to compare two versions of the functions")
 	_ = fs.Parse(os.Args[1:])
 	if f.Settings == nil {
 		f.Settings = perf.SettingFlags{}
@@ -139,6 +144,11 @@ func run() error {
 		return err
 	}
 	perf.WriteSearchPlans(os.Stdout, res)
+	if *answers != "" {
+		if err := writeAnswers(ctx, w, classes, *answers); err != nil {
+			return err
+		}
+	}
 	if *plans == "" {
 		return nil
 	}
@@ -153,6 +163,44 @@ func run() error {
 	perf.WriteSearchClassPlans(pf, shapes)
 	if err := pf.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", *plans, err)
+	}
+	return nil
+}
+
+// writeAnswers writes a line per query of each class: the class, the
+// query and its answer as JSON.
+func writeAnswers(ctx context.Context, w *perf.Workload, classes []perf.SearchClass, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	bw := bufio.NewWriter(f)
+	for _, c := range classes {
+		for _, q := range c.Queries {
+			var ans any
+			if c.Resolve {
+				ans, err = w.Reader.Resolve(ctx, w.DomainID, perf.Branch, q, "", 0)
+			} else {
+				ans, err = w.Reader.Search(ctx, w.DomainID, perf.Branch, reads.SearchQuery{Q: q})
+			}
+			if err != nil {
+				_ = f.Close()
+				return fmt.Errorf("%s %q: %w", c.Name, q, err)
+			}
+			b, err := json.Marshal(ans)
+			if err != nil {
+				_ = f.Close()
+				return fmt.Errorf("encode the answer to %q: %w", q, err)
+			}
+			fmt.Fprintf(bw, "%s\t%s\t%s\n", c.Name, q, b)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

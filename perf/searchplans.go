@@ -1,6 +1,7 @@
 package perf
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -216,10 +217,7 @@ func MeasureSearchPlans(ctx context.Context, stats *pgx.Conn, r *reads.Reader, d
 			p.Statements += s.Calls
 		}
 		slices.SortFunc(sts, func(a, b StatementCount) int {
-			if a.Plans != b.Plans {
-				return int(b.Plans - a.Plans)
-			}
-			return int(b.Calls - a.Calls)
+			return cmp.Or(cmp.Compare(b.Plans, a.Plans), cmp.Compare(b.Calls, a.Calls))
 		})
 		for _, s := range sts[:min(opts.Top, len(sts))] {
 			if s.Plans > 0 {

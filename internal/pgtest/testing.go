@@ -65,7 +65,7 @@ func (s *shared) init() {
 	ctx := context.Background()
 	s.adminURL = os.Getenv("LOREBASE_TEST_DATABASE_URL")
 	if s.adminURL == "" {
-		c, err := pgcluster.Start(ctx, pgcluster.StartOptions{})
+		c, err := pgcluster.Start(ctx, pgcluster.StartOptions{Settings: Settings()})
 		if err != nil {
 			s.err = fmt.Errorf("start a throwaway PostgreSQL (set LOREBASE_TEST_DATABASE_URL to use a running server): %w", err)
 			return
@@ -106,6 +106,13 @@ func (s *shared) shutdown() {
 	if s.cluster != nil {
 		_ = s.cluster.Stop()
 	}
+}
+
+// Settings are the throwaway cluster's settings beyond pgcluster's:
+// pg_stat_statements loaded, for the tests that count the statements a
+// read plans and runs (.ci/run's cluster sets the same).
+func Settings() map[string]string {
+	return map[string]string{"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.max": "10000"}
 }
 
 // AdminURL is the superuser connection to the test server's postgres

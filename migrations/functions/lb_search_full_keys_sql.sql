@@ -4,10 +4,12 @@
 -- GIN index is scanned for the words alone (as in lb_search_or_sql); other
 -- Domains' Records of the partition the words find are dropped by the
 -- filter.
+-- STABLE, as format is: the planner inlines it into its caller's
+-- expression instead of planning its body on every call.
 CREATE OR REPLACE FUNCTION lb_search_full_keys_sql(d integer, b integer, q tsquery, p_rank tsquery, p_limit integer)
  RETURNS text
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
 SELECT format($q$SELECT coalesce(array_agg(x.key), '{}'), coalesce(array_agg(x.score), '{}') FROM (
   SELECT m.key::text AS key, ts_rank(m.search, %4$L::tsquery) AS score FROM mat_records m

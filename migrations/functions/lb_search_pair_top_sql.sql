@@ -2,10 +2,12 @@
 -- Record of branch b holding word p_x at a score of at least p_min and
 -- word p_y, with the sum of the two scores), the Domain and branch as
 -- constants.
+-- STABLE, as format is: the planner inlines it into its caller's
+-- expression instead of planning its body on every call.
 CREATE OR REPLACE FUNCTION lb_search_pair_top_sql(d integer, b integer, p_x text, p_min real, p_y text)
  RETURNS text
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
 SELECT format($q$SELECT coalesce(array_agg(s.key), '{}'), coalesce(array_agg(s.score::double precision + t.score), '{}')
   FROM mat_search_words s

@@ -6,11 +6,17 @@
 -- score is the rank of the OR of the terms), else the first ones found,
 -- and the ranking is truncated when the cap was reached. ranked is the
 -- number of candidates ranked.
+-- PL/pgSQL, not SQL: the planner cannot inline its body, so as an SQL
+-- function it was planned again on every call; PL/pgSQL keeps the plan
+-- of its statement for the session.
 CREATE OR REPLACE FUNCTION lb_search_partial_sql(src text, p_kind text, terms tsquery[], full_q tsquery, p_candidates integer, p_limit integer, p_ordered boolean DEFAULT false, p_matched integer DEFAULT NULL::integer)
  RETURNS text
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE
 AS $function$
+#variable_conflict use_column
+BEGIN
+RETURN (
 SELECT format($q$SELECT c.key::text, c.kind::text, c.title,
        (ts_rank(c.search, %2$L::tsquery) * (%3$s) / %4$s)::real AS score, 'partial'::text AS match, NULL::jsonb AS corrections,
        (count(*) OVER ())::integer AS ranked, %9$s AS truncated
@@ -33,5 +39,6 @@ SELECT format($q$SELECT c.key::text, c.kind::text, c.title,
     p_candidates, p_limit,
     CASE WHEN p_ordered THEN 'false' ELSE format('count(*) OVER () >= %s', p_candidates) END,
     CASE WHEN p_ordered THEN format(' ORDER BY m.search <=> %L::tsquery',
-                                    (SELECT string_agg('(' || t::text || ')', ' | ') FROM unnest(terms) t)) ELSE '' END)
+                                    (SELECT string_agg('(' || t::text || ')', ' | ') FROM unnest(terms) t)) ELSE '' END));
+END
 $function$;

@@ -10,17 +10,24 @@
 -- Supplier names, whose keys sort after the Parts' and the
 -- PurchaseOrders', against a word of every Kind). NULL when a plateau is
 -- empty (no Record holds them all).
+-- PL/pgSQL, not SQL: the planner cannot inline its body, so as an SQL
+-- function it was planned again on every call; PL/pgSQL keeps the plan
+-- of its statement for the session.
 CREATE OR REPLACE FUNCTION lb_search_plateaus_from_sql(d integer, b integer, p_w text[], p_s real[], p_last boolean DEFAULT false)
  RETURNS text
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE
 AS $function$
-SELECT format('(SELECT %s(f.k) FROM (%s) f(k) HAVING count(f.k) = %s)',
-              CASE WHEN p_last THEN 'min' ELSE 'max' END,
-              string_agg(format('SELECT (SELECT e.key FROM mat_search_words e WHERE e.domain_id = %s AND e.branch_id = %s'
-                                || ' AND e.word = %L AND e.score = %L::real ORDER BY e.key%s LIMIT 1)',
-                                d, b, x.w, x.s, CASE WHEN p_last THEN ' DESC' ELSE '' END),
-                         ' UNION ALL ' ORDER BY x.o),
-              cardinality(p_w))
-  FROM unnest(p_w, p_s) WITH ORDINALITY x(w, s, o)
+#variable_conflict use_column
+BEGIN
+    RETURN (
+        SELECT format('(SELECT %s(f.k) FROM (%s) f(k) HAVING count(f.k) = %s)',
+                      CASE WHEN p_last THEN 'min' ELSE 'max' END,
+                      string_agg(format('SELECT (SELECT e.key FROM mat_search_words e WHERE e.domain_id = %s AND e.branch_id = %s'
+                                        || ' AND e.word = %L AND e.score = %L::real ORDER BY e.key%s LIMIT 1)',
+                                        d, b, x.w, x.s, CASE WHEN p_last THEN ' DESC' ELSE '' END),
+                                 ' UNION ALL ' ORDER BY x.o),
+                      cardinality(p_w))
+          FROM unnest(p_w, p_s) WITH ORDINALITY x(w, s, o));
+END
 $function$;

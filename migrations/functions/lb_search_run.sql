@@ -5,6 +5,10 @@
 -- lb_search_overlay for an overlay's base read at its head (p_single).
 -- SECURITY INVOKER: it reads as its caller, lb_search, does; called by
 -- lorebase_app directly it reads under row-level security.
+-- plan_cache_mode force_generic_plan: each static statement here (and in
+-- the PL/pgSQL helpers it calls) is planned once a session and its generic
+-- plan kept, not planned again on each of the first five calls and then on
+-- every call where the generic plan was costed above the custom ones.
 CREATE OR REPLACE FUNCTION lb_search_run(p_d integer, p_b integer, p_single boolean, p_bs integer[], p_cs bigint[], p_hs bigint[], terms tsquery[], words text[], corrs jsonb[], corr jsonb, p_kind text, p_limit integer, p_candidates integer DEFAULT 1000, p_partial_min integer DEFAULT 5, p_partial_candidates integer DEFAULT 100)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE plpgsql
@@ -12,6 +16,7 @@ CREATE OR REPLACE FUNCTION lb_search_run(p_d integer, p_b integer, p_single bool
  SET search_path TO 'public', 'pg_temp'
  SET jit TO 'off'
  SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 DECLARE
     c record;
@@ -107,7 +112,36 @@ BEGIN
             -- One word and its corrections: each word's best postings,
             -- and the Records holding two of them from the GIN index
             -- (lb_search_or_sql), when those are few (lb_search_or_ok).
-            stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
+            -- One or two present words (a misspelling with one or two
+            -- corrections) by a static statement (lb_search_or, inlined),
+            -- whose plan the session keeps; more as a statement built
+            -- for the call.
+            IF cardinality(ow) <= 2 THEN
+                fresh := true;
+                FOR r IN
+                    SELECT o.key, o.kind, o.title, o.score, o.match, o.ranked, o.truncated
+                      FROM lb_search_or(c.d, c.b, ow, oc, terms[1], p_limit) o
+                LOOP
+                    key := r.key;
+                    kind := r.kind;
+                    title := r.title;
+                    score := r.score;
+                    match := r.match;
+                    corrections := NULL;
+                    ranked := r.ranked;
+                    truncated := r.truncated;
+                    IF fresh THEN
+                        total := total + r.ranked;
+                        capped := capped OR r.truncated;
+                        fresh := false;
+                    END IF;
+                    n := n + 1;
+                    RETURN NEXT;
+                END LOOP;
+                stmts := NULL;
+            ELSE
+                stmts := ARRAY[lb_search_or_sql(c.d, c.b, ow, oc, terms[1], p_limit)];
+            END IF;
         ELSIF coalesce(plain, false) THEN
             -- Several words (or corrections). When a term is in fewer
             -- Records than 8 × p_candidates, or the terms would meet in

@@ -2,10 +2,12 @@
 -- branch's Records at the head, or as of seq p_at (Records unchanged since
 -- p_at from mat_records, the others from their history row at p_at, with
 -- the search vector computed as the commit computes it).
+-- STABLE, as format is: the planner inlines it into its caller's
+-- expression instead of planning its body on every call.
 CREATE OR REPLACE FUNCTION lb_search_source(d integer, b integer, p_at bigint)
  RETURNS text
  LANGUAGE sql
- IMMUTABLE
+ STABLE
 AS $function$
 SELECT CASE WHEN p_at IS NULL THEN
     format('FROM mat_records m WHERE m.domain_id = %L AND m.branch_id = %L AND NOT m.deleted', d, b)

@@ -14,7 +14,7 @@ import (
 // TestSearchTierWords: a three-word query with fewer than five full
 // matches reads its second tier from the pairs of the words' score
 // plateaus (lb_search_tier_pairs) only when two of the words some Record
-// holds are expected to meet in 4 × search_candidates Records or more (the
+// holds are expected to meet in 7 × search_candidates Records or more (the
 // lexicon's counts over the branch's Records, lb_search_tier_words);
 // otherwise the postings walk (lb_search_tiers) reads it. A word no Record
 // holds (no correction either) is left out: the tier is the other two
@@ -62,7 +62,7 @@ func TestSearchTierWords(t *testing.T) {
 	require.Greater(t, three, 100.0)
 	require.Greater(t, two, 100.0)
 	// The largest candidates that still take the pairs, and the next.
-	atPairs := func(est float64) int { return int(math.Floor(est / 4)) }
+	atPairs := func(est float64) int { return int(math.Floor(est / 7)) }
 
 	for _, tc := range []struct {
 		name       string
@@ -71,7 +71,7 @@ func TestSearchTierWords(t *testing.T) {
 		// pairs is the calls of lb_search_pairs (0: the walk alone).
 		pairs int
 	}{
-		{"pairs: expected to meet in 4 × candidates", "alpha beta gamma", atPairs(three), 3},
+		{"pairs: expected to meet in 7 × candidates", "alpha beta gamma", atPairs(three), 3},
 		{"pairs: far above", "gamma alpha beta", 10, 3},
 		{"walk: expected to meet in fewer", "alpha beta gamma", atPairs(three) + 1, 0},
 		{"walk: far below", "beta gamma alpha", 1000, 0},

@@ -10,7 +10,8 @@
 -- Records or more: the walk reads the meeting of two words expected in
 -- fewer than 8 × search_candidates Records whole from the GIN index,
 -- which for a few thousand Records costs fewer pages than listing,
--- counting and probing the words' plateaus. A branch that keeps no
+-- counting and probing the words' plateaus (the caller's p_min, 7 ×
+-- search_candidates, measured at 100k and 1M). A branch that keeps no
 -- counters (p_records 0 or NULL) takes the pairs.
 CREATE OR REPLACE FUNCTION lb_search_tier_words(d integer, b integer, p_w text[], p_records bigint, p_min double precision)
  RETURNS text[]

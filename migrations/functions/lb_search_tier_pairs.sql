@@ -1,16 +1,18 @@
 -- lb_search_tier_pairs: the best p_limit Records of branch b at its head
--- holding two of the three words p_w (a query of three terms, one word
--- each) but not the third, ranked by the sum of the two words' postings
--- scores, exactly, when the caller has read every Record holding all three
+-- holding two of the three words of a query of three terms, one word each,
+-- but not the third, ranked by the sum of the two words' postings scores,
+-- exactly, when the caller has read every Record holding all three
 -- (p_full): the second tier of the partial matches from the pairs of the
 -- words' score plateaus (lb_search_pairs) instead of a walk of their
--- postings (lb_search_tiers).
+-- postings (lb_search_tiers). p_w are the three words, or two of them when
+-- no Record holds the third (lb_search_tier_words): the tier is then the
+-- two words' meeting, one pair.
 --
 -- A Record holding exactly two of the words is in one pair's meeting
 -- alone, and every Record of that meeting not in p_full holds exactly
 -- those two; so each pair's best p_limit + cardinality(p_full) Records
 -- hold its best p_limit of the tier (or all of them), and the tier's best
--- p_limit are the best of the three pairs'. keys and scores are those
+-- p_limit are the best of the pairs'. keys and scores are those
 -- Records and every Record the pairs returned tied with the p_limit-th
 -- (within a millionth, as lb_search_pairs ties), best first (score, then
 -- key): the caller ranks them by their ts_rank and key and keeps p_limit;
@@ -32,12 +34,12 @@ DECLARE
     ak text[] := '{}';
     sc double precision[] := '{}';
 BEGIN
-    IF cardinality(p_w) <> 3 OR p_limit < 1 THEN
+    IF cardinality(p_w) NOT BETWEEN 2 AND 3 OR p_limit < 1 THEN
         RAISE EXCEPTION 'lb_search_tier_pairs: % words, limit %', cardinality(p_w), p_limit USING ERRCODE = '22023';
     END IF;
     ranked := 0;
-    FOR i IN 1..2 LOOP
-        FOR j IN i + 1..3 LOOP
+    FOR i IN 1..cardinality(p_w) - 1 LOOP
+        FOR j IN i + 1..cardinality(p_w) LOOP
             SELECT p.keys, p.scores INTO pk, ps
               FROM lb_search_pairs(d, b, p_w[i], p_w[j], p_limit + coalesce(cardinality(p_full), 0)) p;
             IF pk IS NULL THEN

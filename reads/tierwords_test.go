@@ -1,0 +1,107 @@
+package reads_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/reads"
+)
+
+// TestSearchTierWords: a three-word query with fewer than five full
+// matches reads its second tier from the pairs of the words' score
+// plateaus (lb_search_tier_pairs) only when two of the words some Record
+// holds are expected to meet in 7 × search_candidates Records or more (the
+// lexicon's counts over the branch's Records, lb_search_tier_words);
+// otherwise the postings walk (lb_search_tiers) reads it. A word no Record
+// holds (no correction either) is left out: the tier is the other two
+// words' meeting, one pair. Each case asserts the path (the calls of
+// lb_search_pairs and lb_search_tiers) and the answer, equal to the
+// exhaustive ranking, at candidates on either side of the boundary.
+func TestSearchTierWords(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "tier-words")
+	f.commit("alice", "", tierParts(900)...)
+	// Main's Record counters (the fixture's commits keep none): the choice
+	// of path reads them.
+	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
+		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
+		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
+	require.NoError(t, err)
+
+	// The meeting expected of the two most common words held, as
+	// lb_search_tier_words reckons it.
+	expected := func(words ...string) float64 {
+		var n []float64
+		for _, w := range words {
+			var c float64
+			err := s.Pool.QueryRow(f.ctx, `SELECT coalesce((SELECT records FROM mat_lexicon
+				WHERE domain_id = $1 AND branch_id = $2 AND word = $3), 0)`, f.domain, f.branch, w).Scan(&c)
+			require.NoError(t, err)
+			n = append(n, c)
+		}
+		var records float64
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_records($1, $2)`, f.domain, f.branch).Scan(&records))
+		require.Equal(t, 900.0, records)
+		best := 0.0
+		for i := range n {
+			for j := i + 1; j < len(n); j++ {
+				best = math.Max(best, n[i]*n[j]/records)
+			}
+		}
+		return best
+	}
+	three := expected("alpha", "beta", "gamma")
+	two := expected("alpha", "beta", "zzqx")
+	require.Greater(t, three, 100.0)
+	require.Greater(t, two, 100.0)
+	// The largest candidates that still take the pairs, and the next.
+	atPairs := func(est float64) int { return int(math.Floor(est / 7)) }
+
+	for _, tc := range []struct {
+		name       string
+		q          string
+		candidates int
+		// pairs is the calls of lb_search_pairs (0: the walk alone).
+		pairs int
+	}{
+		{"pairs: expected to meet in 7 × candidates", "alpha beta gamma", atPairs(three), 3},
+		{"pairs: far above", "gamma alpha beta", 10, 3},
+		{"walk: expected to meet in fewer", "alpha beta gamma", atPairs(three) + 1, 0},
+		{"walk: far below", "beta gamma alpha", 1000, 0},
+		{"unknown word: the other two words' pair", "alpha beta zzqx", atPairs(two), 1},
+		{"unknown word first: the other two words' pair", "zzqx gamma alpha", 10, 1},
+		{"unknown word, the two others expected in fewer: the walk", "alpha beta zzqx", atPairs(two) + 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := reads.Config{SearchCandidates: tc.candidates, PartialMinResults: 5, PartialCandidates: 50}
+			for _, limit := range []int{1, 5, 20} {
+				res, err := reads.New(s, cfg).Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: tc.q, Limit: limit})
+				require.NoError(t, err)
+				require.False(t, res.Truncated)
+				require.Empty(t, res.Corrections, "zzqx has no correction")
+				want := rankByWords(t, s, f, tc.q, limit)
+				require.Len(t, want, limit, "the dataset has too few partial matches")
+				requireSameRanking(t, s, f, tc.q, want, res.Results)
+			}
+			got := functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_tier_pairs", "lb_search_tiers"},
+				func(ctx context.Context, tx pgx.Tx) error {
+					return drain(tx.Query(ctx, `SELECT * FROM lb_search('main', $1, '', 20, NULL, $2, 5, 50)`, tc.q, tc.candidates))
+				})
+			require.Equal(t, int64(tc.pairs), got["lb_search_pairs"], "%v", got)
+			if tc.pairs > 0 {
+				require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)
+				require.Zero(t, got["lb_search_tiers"], "the pairs fill the answer: %v", got)
+			} else {
+				require.Zero(t, got["lb_search_tier_pairs"], "%v", got)
+				require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
+			}
+		})
+	}
+}

@@ -401,7 +401,10 @@ func TestPrewarm(t *testing.T) {
 		"mat_history_"+n+"_pkey", "mat_history_"+n+"_domain_id_branch_id_seq_key_idx",
 		"objects_"+n+"_pkey",
 		"mat_links_"+n+"_pkey", "mat_links_"+n+"_domain_id_branch_id_to_key_relation_from_key_o_idx",
-		p, "mat_links_"+n, "mat_history_"+n, "objects_"+n), names[11:])
+		p, "mat_links_"+n, "mat_history_"+n, "objects_"+n,
+		// The search postings and the lexicon last.
+		"mat_search_words_"+n+"_pkey", "mat_search_words_"+n+"_domain_id_branch_id_word_score_key_idx", "mat_search_words_"+n,
+		"mat_lexicon_pkey", "mat_lexicon_trgm_idx", "mat_lexicon"), names[11:])
 	require.NotContains(t, names, "other_domain_idx")
 
 	// A small budget stops part way, within the budget.

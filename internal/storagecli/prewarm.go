@@ -260,7 +260,9 @@ func indexesOf(ctx context.Context, conn *pgx.Conn, rel uint32, domainID int32) 
 // leaf of their primary keys per change, at keys spread over the whole
 // index, so a cold leaf is a page read per change) and of mat_links
 // (primary key, reverse index); then the heaps of mat_records and
-// mat_links, then of mat_history and objects.
+// mat_links, then of mat_history and objects; then the search postings
+// (mat_search_words: its indexes, then its heap) and the lexicon, which a
+// budget smaller than the Domain leaves out first.
 func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]hotRelation, error) {
 	var rels []hotRelation
 	addIndexes := func(rel uint32) error {
@@ -295,7 +297,7 @@ func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]ho
 		}
 	}
 	parts := map[string]uint32{}
-	for _, t := range []string{"mat_records", "mat_links", "mat_history", "objects"} {
+	for _, t := range []string{"mat_records", "mat_links", "mat_history", "objects", "mat_search_words"} {
 		oid, name, err := partitionOf(ctx, conn, t, res.DomainID)
 		if err != nil {
 			return nil, err
@@ -321,6 +323,7 @@ func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]ho
 		{"mat_links", false},
 		{"mat_records", true}, {"mat_links", true},
 		{"mat_history", true}, {"objects", true},
+		{"mat_search_words", false}, {"mat_search_words", true},
 	}
 	for _, s := range steps {
 		var err error
@@ -332,6 +335,18 @@ func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]ho
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.table, err)
 		}
+	}
+	// The lexicon (every Domain's words in one table) last: it is read by
+	// every misspelled word's corrections and written by every commit.
+	var lexicon uint32
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('mat_lexicon')::oid`).Scan(&lexicon); err != nil {
+		return nil, fmt.Errorf("find table mat_lexicon: %w", err)
+	}
+	if err := addIndexes(lexicon); err != nil {
+		return nil, fmt.Errorf("mat_lexicon: %w", err)
+	}
+	if err := addHeap(lexicon); err != nil {
+		return nil, err
 	}
 	return rels, nil
 }

@@ -47,3 +47,7 @@ var MemoryWarning = memoryWarning
 
 // ProfileChanges exposes profileChanges to the tests.
 var ProfileChanges = profileChanges
+
+// MachineProfile exposes machineProfile: a named storage profile fitted to
+// a machine with total bytes of memory.
+var MachineProfile = machineProfile

@@ -1,6 +1,7 @@
 package perf_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,4 +33,49 @@ func TestMemoryWarning(t *testing.T) {
 			require.Contains(t, got, tc.want)
 		})
 	}
+}
+
+// A named profile on a machine with less memory than it assumes keeps its
+// settings but effective_cache_size, which is fitted to the machine.
+func TestMachineProfile(t *testing.T) {
+	t.Parallel()
+	const gib = int64(1) << 30
+	setting := func(t *testing.T, name string, total int64, setting string) (string, string) {
+		t.Helper()
+		var log strings.Builder
+		p, err := perf.MachineProfile(name, total, &log)
+		require.NoError(t, err)
+		for _, s := range p.Settings {
+			if s.Name == setting {
+				return s.Value, log.String()
+			}
+		}
+		t.Fatalf("profile %s sets no %s", name, setting)
+		return "", ""
+	}
+	for _, tc := range []struct {
+		name    string
+		total   int64
+		ecs, sb string
+		logged  bool
+	}{
+		{"10m", 24 * gib, "18GB", "16GB", true},
+		{"10m", 64 * gib, "48GB", "16GB", false},
+		{"10m", 128 * gib, "48GB", "16GB", false},
+		{"10m", 0, "48GB", "16GB", false},
+		{"1m", 24 * gib, "6GB", "2GB", false},
+		{"1m", 4 * gib, "3GB", "2GB", true},
+	} {
+		ecs, log := setting(t, tc.name, tc.total, "effective_cache_size")
+		require.Equal(t, tc.ecs, ecs, "%s on %d GiB", tc.name, tc.total/gib)
+		sb, _ := setting(t, tc.name, tc.total, "shared_buffers")
+		require.Equal(t, tc.sb, sb, "%s on %d GiB", tc.name, tc.total/gib)
+		if tc.logged {
+			require.Contains(t, log, "effective_cache_size = "+tc.ecs+", not ")
+		} else {
+			require.Empty(t, log)
+		}
+	}
+	_, err := perf.MachineProfile("huge", 24*gib, nil)
+	require.Error(t, err)
 }

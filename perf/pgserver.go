@@ -52,7 +52,7 @@ func (p PerfServer) logf(format string, args ...any) {
 // reload) and restarts it when a changed setting needs a restart
 // (shared_buffers). It writes the URL to Dir/url and returns it.
 func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
-	prof, err := storagecli.Named(profile)
+	prof, err := machineProfile(profile, memoryBytes(), p.Log)
 	if err != nil {
 		return "", err
 	}
@@ -131,6 +131,36 @@ func (p PerfServer) warnf(msg string) {
 	}
 }
 
+// machineProfile is the named storage profile as the perf server applies
+// it on a machine with total bytes of memory. A named profile assumes its
+// own memory (10m: 64 GiB); on a machine with less, effective_cache_size
+// (the profile's 3/4 of its memory, shared buffers and the page cache
+// together) would tell the planner of more cache than the machine has
+// (48GB on a 24 GiB machine), so it is set to 3/4 of the machine's memory
+// instead. Everything else stays the profile's (shared_buffers included,
+// which memoryWarning checks against the memory available), so runs of a
+// named profile remain comparable across machines.
+func machineProfile(name string, total int64, log io.Writer) (*storagecli.Profile, error) {
+	prof, err := storagecli.Named(name)
+	if err != nil {
+		return nil, err
+	}
+	if total <= 0 || total >= prof.Memory {
+		return prof, nil
+	}
+	fit := storagecli.FormatSetting(total / 4 * 3 / (1 << 20) * (1 << 20))
+	for i, s := range prof.Settings {
+		if s.Name == "effective_cache_size" && s.Value != fit {
+			if log != nil {
+				fmt.Fprintf(log, "perf: storage profile %s: effective_cache_size = %s, not %s: the machine has %s of memory, the profile assumes %s\n",
+					name, fit, s.Value, storagecli.HumanSize(total), storagecli.HumanSize(prof.Memory))
+			}
+			prof.Settings[i].Value = fit
+		}
+	}
+	return prof, nil
+}
+
 // profileSharedBuffers is the profile's shared_buffers in bytes (0 when it
 // sets none).
 func profileSharedBuffers(prof *storagecli.Profile) int64 {
@@ -177,7 +207,7 @@ func availableMemory() (int64, bool) {
 // database: its partitions' storage parameters, and the server settings
 // when they differ (a setting needing a restart is reported, not applied).
 func ApplyProfile(ctx context.Context, url, profile string, log io.Writer) error {
-	prof, err := storagecli.Named(profile)
+	prof, err := machineProfile(profile, memoryBytes(), log)
 	if err != nil {
 		return err
 	}

@@ -228,7 +228,7 @@ func (c *Copier) prepare(ctx context.Context, a MaterializeArgs) ([]string, erro
 		}
 		if p.Lanes == nil {
 			p.Lanes = lanesOf(p)
-			p.After = nil
+			p.Level, p.After = 0, nil
 			changed = true
 		}
 		for _, l := range copyLanes {

@@ -34,3 +34,17 @@ func OwnRowsAhead(ctx context.Context, s *store.Store, d, b int32, tableName str
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only
 	return (&Copier{Store: s}).ownRowsAhead(ctx, tx, MaterializeArgs{DomainID: d, BranchID: b}, t, c)
 }
+
+// CopyLanesOf is the lanes' positions (phase, level) a copy begun before
+// the lanes resumes from, its single position being phase and level.
+func CopyLanesOf(phase string, level int) map[string][2]any {
+	out := map[string][2]any{}
+	for l, p := range lanesOf(copyProgress{Phase: phase, Level: level}) {
+		out[l] = [2]any{p.Phase, p.Level}
+	}
+	return out
+}
+
+// SetCopyInBatch sets a function each batch of c runs once it holds the
+// copy's ref lock.
+func SetCopyInBatch(c *Copier, f func(lane string)) { c.inBatch = f }

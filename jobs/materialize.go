@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -40,12 +42,22 @@ func uniqueOpts() river.InsertOpts {
 	}}
 }
 
-// Copy phases, in order: the tables copied.
+// Copy phases: the tables copied.
 var copyPhases = []struct {
 	name string
 	t    table
 }{
 	{"records", recordsTable}, {"links", linksTable}, {"history", historyTable}, {"link_history", linkHistoryTable},
+}
+
+// copyLanes are the copy's lanes: each copies its tables in order, on a
+// connection of its own, beside the other lane. The Records (with their
+// search postings) take about as long as the three other tables together.
+var copyLanes = []struct {
+	name   string
+	phases []int // indexes into copyPhases
+}{
+	{"records", []int{0}}, {"tables", []int{1, 2, 3}},
 }
 
 // PhaseDone is the phase of a finished job.
@@ -57,22 +69,36 @@ type level struct {
 	Cut    int64 `json:"cut"`
 }
 
-// copyProgress is refs.progress of a copy branch. It is written in the
-// transaction of each batch, so a run that stops resumes after the last
-// committed batch.
+// copyProgress is refs.progress of a copy branch. Each lane's batch
+// stores its lane's position (Lanes) and adds its counts in the
+// transaction of the batch, so a run that stops resumes each lane after its
+// last committed batch. Phase, Level and After are the single position of
+// a copy begun before the lanes (Lanes nil), which the first run turns into
+// lanes.
 type copyProgress struct {
-	Phase         string     `json:"phase"`
-	Level         int        `json:"level"`
-	After         *cursor    `json:"after,omitempty"`
-	Levels        []level    `json:"levels,omitempty"`
-	Read          int64      `json:"read"`
-	Copied        int64      `json:"copied"`
-	TotalEstimate int64      `json:"total_estimate"`
-	Batches       int        `json:"batches"`
-	BatchRows     int        `json:"batch_rows,omitempty"`
-	Contended     bool       `json:"contended,omitempty"`
-	StartedAt     *time.Time `json:"started_at,omitempty"`
-	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	Phase         string                   `json:"phase"`
+	Level         int                      `json:"level"`
+	After         *cursor                  `json:"after,omitempty"`
+	Lanes         map[string]*laneProgress `json:"lanes,omitempty"`
+	Levels        []level                  `json:"levels,omitempty"`
+	Read          int64                    `json:"read"`
+	Copied        int64                    `json:"copied"`
+	TotalEstimate int64                    `json:"total_estimate"`
+	Batches       int                      `json:"batches"`
+	BatchRows     int                      `json:"batch_rows,omitempty"`
+	Contended     bool                     `json:"contended,omitempty"`
+	StartedAt     *time.Time               `json:"started_at,omitempty"`
+	FinishedAt    *time.Time               `json:"finished_at,omitempty"`
+}
+
+// laneProgress is the position of one lane: its table (Phase, PhaseDone
+// once its tables are copied), the level of the base chain and the last
+// row copied.
+type laneProgress struct {
+	Phase     string  `json:"phase"`
+	Level     int     `json:"level"`
+	After     *cursor `json:"after,omitempty"`
+	BatchRows int     `json:"batch_rows,omitempty"`
 }
 
 // Copier copies the base rows of copy branches (the store.materialize job):
@@ -98,6 +124,9 @@ type Copier struct {
 	// Log receives the partitions whose ANALYZE was left to autovacuum
 	// (nil: slog's default logger).
 	Log *slog.Logger
+	// inBatch, when set (tests), runs in each batch once it holds the ref
+	// lock.
+	inBatch func(lane string)
 }
 
 // analyzeWait is the default of Copier.AnalyzeWait.
@@ -117,46 +146,196 @@ const analyzeLockTimeout = 200 * time.Millisecond
 var errStopped = errors.New("branch no longer copying")
 
 // Run copies until the branch is ready (or gone), resuming from its
-// stored progress.
+// stored progress: the lanes side by side, each on a connection of its
+// own. A lane that has copied its tables refreshes their statistics
+// (analyze) while the other copies on.
 func (c *Copier) Run(ctx context.Context, a MaterializeArgs) error {
 	cfg := c.Config.withDefaults()
-	var sz *sizer
-	start := time.Now()
-	for {
-		done, err := c.batch(ctx, a, cfg, &sz)
-		if errors.Is(err, errStopped) {
-			return nil
+	lanes, err := c.prepare(ctx, a)
+	if errors.Is(err, errStopped) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("copy branch %d of domain %d: %w", a.BranchID, a.DomainID, err)
+	}
+	wait := c.AnalyzeWait
+	if wait <= 0 {
+		wait = analyzeWait
+		if cfg.Slice > 0 {
+			wait = min(wait, cfg.Slice)
 		}
-		if err != nil {
+	}
+	r := &copyRun{c: c, a: a, cfg: cfg, start: time.Now()}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.lane(lctx, l, wait)
+			if errs[i] != nil && !errors.Is(errs[i], errStopped) && !errors.Is(errs[i], errSliceUsed) {
+				cancel() // the other lane stops too; its batch rolls back
+			}
+		}()
+	}
+	wg.Wait()
+	var sliceUsed bool
+	for _, err := range errs {
+		switch {
+		case err == nil, errors.Is(err, errStopped):
+		case errors.Is(err, errSliceUsed):
+			sliceUsed = true
+		case errors.Is(err, context.Canceled) && ctx.Err() == nil:
+			// Cancelled by the other lane's error, reported below.
+		default:
 			return fmt.Errorf("copy branch %d of domain %d: %w", a.BranchID, a.DomainID, err)
 		}
+	}
+	if sliceUsed {
+		return errSliceUsed
+	}
+	return nil
+}
+
+// prepare starts or resumes a copy under the copy's ref lock: it fixes the
+// levels of the base chain on the first run and turns the single position
+// of a copy begun before the lanes into lanes. It returns the lanes still
+// to copy; errStopped when the branch is gone or no longer copying.
+func (c *Copier) prepare(ctx context.Context, a MaterializeArgs) ([]string, error) {
+	var lanes []string
+	err := pgx.BeginFunc(ctx, c.Store.Pool, func(tx pgx.Tx) error {
+		var state string
+		var p copyProgress
+		var raw []byte
+		err := tx.QueryRow(ctx, `SELECT state, progress FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, a.DomainID, a.BranchID).Scan(&state, &raw)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && state != store.StateCopying) {
+			return errStopped
+		}
+		if err != nil {
+			return fmt.Errorf("lock branch: %w", err)
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return fmt.Errorf("decode progress: %w", err)
+		}
+		changed := false
+		if p.Levels == nil {
+			if err := c.plan(ctx, tx, a, &p); err != nil {
+				return err
+			}
+			changed = true
+		}
+		if p.Lanes == nil {
+			p.Lanes = lanesOf(p)
+			p.Level, p.After = 0, nil
+			changed = true
+		}
+		for _, l := range copyLanes {
+			if lp := p.Lanes[l.name]; lp != nil && lp.Phase != PhaseDone {
+				lanes = append(lanes, l.name)
+			}
+		}
+		if !changed {
+			return nil
+		}
+		pj, err := json.Marshal(p)
+		if err != nil {
+			return fmt.Errorf("encode progress: %w", err)
+		}
+		// The re-embeddings' entries (progress.embedding) stay.
+		if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3::jsonb || CASE WHEN progress ? 'embedding'
+			       THEN jsonb_build_object('embedding', progress -> 'embedding') ELSE '{}' END
+			WHERE domain_id = $1 AND id = $2`, a.DomainID, a.BranchID, pj); err != nil {
+			return fmt.Errorf("store progress: %w", err)
+		}
+		return nil
+	})
+	return lanes, err
+}
+
+// lanesOf is the lanes' positions of a copy whose progress holds a single
+// position (Phase, Level, After): the lane of that phase resumes there,
+// lanes before it are done and lanes after it start from the beginning.
+func lanesOf(p copyProgress) map[string]*laneProgress {
+	phase := 0
+	for i, ph := range copyPhases {
+		if ph.name == p.Phase {
+			phase = i
+		}
+	}
+	out := map[string]*laneProgress{}
+	for _, l := range copyLanes {
+		lp := &laneProgress{Phase: copyPhases[l.phases[0]].name}
+		switch {
+		case l.phases[len(l.phases)-1] < phase:
+			lp.Phase = PhaseDone
+		case l.phases[0] <= phase:
+			lp.Phase, lp.Level, lp.After = copyPhases[phase].name, p.Level, p.After
+		}
+		out[l.name] = lp
+	}
+	return out
+}
+
+// copyRun is one run of a copy: its lanes share the batch callback, the
+// slice and the switch to one lane at a time.
+type copyRun struct {
+	c     *Copier
+	a     MaterializeArgs
+	cfg   Config
+	start time.Time
+	// solo is set once a commit on the copy waited for a batch. Until then
+	// each lane's batch locks the ref FOR KEY SHARE: commits (FOR UPDATE)
+	// wait for the batches of both lanes and batches for commits, but the
+	// lanes do not wait for each other; their batches overlap, though, and
+	// a waiting commit would be passed by batch after batch. From then on
+	// the lanes take the lock FOR UPDATE, as commits do (a waiting commit
+	// goes first), one lane at a time (soloMu).
+	solo   atomic.Bool
+	soloMu sync.Mutex
+	// afterMu serializes Copier.AfterBatch.
+	afterMu sync.Mutex
+}
+
+// lane copies the tables of lane l batch by batch, then refreshes their
+// statistics. It returns nil once the lane is done, errStopped when the
+// branch is gone or no longer copying, errSliceUsed past the slice.
+func (r *copyRun) lane(ctx context.Context, l string, wait time.Duration) error {
+	var sz *sizer
+	for {
+		done, err := r.batch(ctx, l, &sz)
+		if err != nil {
+			return err
+		}
 		if done {
-			wait := c.AnalyzeWait
-			if wait <= 0 {
-				wait = analyzeWait
-				if cfg.Slice > 0 {
-					wait = min(wait, cfg.Slice)
+			var parts []string
+			for _, cl := range copyLanes {
+				if cl.name == l {
+					for _, i := range cl.phases {
+						parts = append(parts, copyPhases[i].t.name)
+					}
 				}
 			}
-			return c.analyze(ctx, a, wait)
+			return r.c.analyze(ctx, r.a, parts, wait)
 		}
-		if cfg.Slice > 0 && time.Since(start) > cfg.Slice {
+		if r.cfg.Slice > 0 && time.Since(r.start) > r.cfg.Slice {
 			return errSliceUsed
 		}
 	}
 }
 
-// analyze refreshes the planner's statistics of the Domain's partitions
-// once the copy is done: the copy has just added as many rows as its base
+// analyze refreshes the planner's statistics of the Domain's partitions of
+// tables once the copy has copied them: the copy has just added as many rows as its base
 // holds, and with the statistics of before, the planner takes the new
 // branch for an empty one and may read the wrong index for every read on
 // it (measured: Links of a Record read the whole reverse index, 40 ms
 // instead of 1) until autovacuum gets to it. A partition whose lock stays
 // taken (an index build on it) past wait is left to autovacuum, whose
 // threshold the copy has crossed.
-func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, wait time.Duration) error {
+func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, tables []string, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
-	for _, t := range []string{"mat_records", "mat_links", "mat_history", "mat_link_history"} {
+	for _, t := range tables {
 		var part string
 		err := c.Store.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM `+t+` WHERE domain_id = $1 LIMIT 1`, a.DomainID).Scan(&part)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -217,19 +396,42 @@ func (c *Copier) log() *slog.Logger {
 	return slog.Default()
 }
 
-// batch runs one batch in its own transaction; done reports that the copy
-// finished.
-func (c *Copier) batch(ctx context.Context, a MaterializeArgs, cfg Config, szp **sizer) (done bool, err error) {
+// batch runs one batch of lane l in its own transaction; done reports
+// that the lane has copied its tables.
+//
+// The batch first takes the lane's advisory lock (copyLaneLockSQL: two
+// runs of one copy never copy the same lane at once), then the copy's ref
+// lock, then reads the lane's position. It stores the lane's position and
+// adds its counts to the progress with one UPDATE of the ref, which
+// computes them from the row it updates (the other lane's batch may have
+// updated it since this one read it); the batch that finds every lane done
+// marks the branch ready. A branch no longer copying by then (deleted
+// meanwhile) updates nothing, and the batch rolls back.
+func (r *copyRun) batch(ctx context.Context, l string, szp **sizer) (done bool, err error) {
+	c, a := r.c, r.a
+	solo := r.solo.Load()
+	if solo {
+		r.soloMu.Lock()
+		defer r.soloMu.Unlock()
+	}
 	tx, err := c.Store.Pool.Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("begin batch: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit this is a no-op
 	start := time.Now()
+	d, dst := lit(int64(a.DomainID)), lit(int64(a.BranchID))
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+fmt.Sprintf(copyLaneLockSQL, d, dst, "'"+l+"'")+`)`); err != nil {
+		return false, fmt.Errorf("lock lane %s: %w", l, err)
+	}
 	var state string
 	var p copyProgress
 	var raw []byte
-	err = tx.QueryRow(ctx, `SELECT state, progress FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, a.DomainID, a.BranchID).Scan(&state, &raw)
+	lock := "FOR KEY SHARE"
+	if solo {
+		lock = "FOR UPDATE"
+	}
+	err = tx.QueryRow(ctx, `SELECT state, progress FROM refs WHERE domain_id = $1 AND id = $2 `+lock, a.DomainID, a.BranchID).Scan(&state, &raw)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && state != store.StateCopying) {
 		return true, errStopped
 	}
@@ -239,86 +441,122 @@ func (c *Copier) batch(ctx context.Context, a MaterializeArgs, cfg Config, szp *
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return false, fmt.Errorf("decode progress: %w", err)
 	}
+	if c.inBatch != nil {
+		c.inBatch(l)
+	}
+	lp := p.Lanes[l]
+	if lp == nil || p.Levels == nil {
+		return false, fmt.Errorf("no position of lane %s in the progress", l)
+	}
+	if lp.Phase == PhaseDone {
+		return true, nil
+	}
+	var phases []int
+	for _, cl := range copyLanes {
+		if cl.name == l {
+			phases = cl.phases
+		}
+	}
+	k := -1
+	for i, ph := range phases {
+		if copyPhases[ph].name == lp.Phase {
+			k = i
+		}
+	}
+	if k < 0 {
+		return false, fmt.Errorf("lane %s: unknown phase %q", l, lp.Phase)
+	}
+	phase := phases[k]
 	if *szp == nil {
-		*szp = newSizer(cfg, c.BatchRows, p.BatchRows)
+		*szp = newSizer(r.cfg, c.BatchRows, lp.BatchRows)
 	}
 	sz := *szp
-	if p.Levels == nil {
-		if err := c.plan(ctx, tx, a, &p); err != nil {
-			return false, err
-		}
-	}
-	phase := 0
-	for i, ph := range copyPhases {
-		if ph.name == p.Phase {
-			phase = i
-		}
-	}
 	limit := sz.limit()
 	var read, written int
-	if p.Level < len(p.Levels) {
+	if lp.Level < len(p.Levels) {
 		var last *cursor
-		read, written, last, err = c.copyBatch(ctx, tx, a, copyPhases[phase].t, p.Levels, p.Level, p.After, limit)
+		read, written, last, err = c.copyBatch(ctx, tx, a, copyPhases[phase].t, p.Levels, lp.Level, lp.After, limit)
 		if err != nil {
 			return false, fmt.Errorf("copy %s: %w", copyPhases[phase].name, err)
 		}
-		p.After = last
+		lp.After = last
 	}
 	if read < limit {
-		// This level of this table is done: the next level, or the next
-		// table from the first level.
-		p.Level++
-		p.After = nil
-		if p.Level >= len(p.Levels) {
-			p.Level = 0
-			if phase+1 < len(copyPhases) {
-				p.Phase = copyPhases[phase+1].name
+		// This level of this table is done: the next level, or the lane's
+		// next table from the first level.
+		lp.Level++
+		lp.After = nil
+		if lp.Level >= len(p.Levels) {
+			lp.Level = 0
+			if k+1 < len(phases) {
+				lp.Phase = copyPhases[phases[k+1]].name
 			} else {
-				p.Phase = PhaseDone
+				lp.Phase = PhaseDone
 			}
 		}
 	}
-	p.Read += int64(read)
-	p.Copied += int64(written)
-	p.Batches++
 	var contended bool
 	if err := tx.QueryRow(ctx, commitWaitedSQL).Scan(&contended); err != nil {
 		return false, fmt.Errorf("check lock waits: %w", err)
 	}
+	if contended {
+		r.solo.Store(true)
+	}
 	held := time.Since(start)
 	sz.observe(read, held, contended)
-	p.BatchRows, p.Contended = sz.limit(), sz.contended || p.Contended
-	if p.Phase == PhaseDone {
-		now := time.Now().UTC()
-		p.FinishedAt, p.After, p.Levels = &now, nil, nil
-	}
-	pj, err := json.Marshal(p)
+	lp.BatchRows = sz.limit()
+	lj, err := json.Marshal(lp)
 	if err != nil {
 		return false, fmt.Errorf("encode progress: %w", err)
 	}
-	newState := store.StateCopying
-	if p.Phase == PhaseDone {
-		newState = store.StateReady
+	var batches int
+	err = tx.QueryRow(ctx, copyProgressSQL, a.DomainID, a.BranchID, l, lj, read, written, sz.contended, time.Now().UTC()).Scan(&batches, &state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return true, errStopped
 	}
-	// The re-embeddings' entries (progress.embedding) stay.
-	if _, err := tx.Exec(ctx, `UPDATE refs SET progress = $3::jsonb || CASE WHEN progress ? 'embedding'
-		       THEN jsonb_build_object('embedding', progress -> 'embedding') ELSE '{}' END, state = $4
-		WHERE domain_id = $1 AND id = $2`,
-		a.DomainID, a.BranchID, pj, newState); err != nil {
+	if err != nil {
 		return false, fmt.Errorf("store progress: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return false, fmt.Errorf("commit batch: %w", err)
 	}
 	if c.AfterBatch != nil {
-		st := BatchStats{Batch: p.Batches, Phase: copyPhases[phase].name, Rows: read, Written: written, Limit: limit,
+		st := BatchStats{Batch: batches, Phase: copyPhases[phase].name, Rows: read, Written: written, Limit: limit,
 			Held: time.Since(start), Contended: contended}
-		if err := c.AfterBatch(ctx, st); err != nil {
+		r.afterMu.Lock()
+		err := c.AfterBatch(ctx, st)
+		r.afterMu.Unlock()
+		if err != nil {
 			return false, err
 		}
 	}
-	return p.Phase == PhaseDone, nil
+	return lp.Phase == PhaseDone, nil
 }
+
+// copyLaneLockSQL is the key of a copy lane's advisory lock (Domain,
+// branch, lane), which each batch of the lane takes.
+const copyLaneLockSQL = `hashtextextended('lorebase.copy:' || %s || ':' || %s || ':' || %s, 0)`
+
+// copyProgressSQL stores a lane's batch in the progress of the copy
+// ($1, $2): the lane's ($3) position ($4), the rows read ($5) and written
+// ($6) and the batch added to the counts, whether a commit waited ($7);
+// once every lane is done, the branch is ready, finished at $8. It returns
+// the batches so far and the branch's state; no row when the branch is no
+// longer copying.
+const copyProgressSQL = `UPDATE refs SET (progress, state) = (
+  SELECT CASE WHEN s.done
+              THEN (s.p - 'levels') || jsonb_build_object('phase', 'done', 'finished_at', $8::timestamptz)
+              ELSE s.p END,
+         CASE WHEN s.done THEN 'ready' ELSE refs.state END
+    FROM (SELECT q.p, NOT EXISTS (SELECT 1 FROM jsonb_each(q.p -> 'lanes') e WHERE e.value ->> 'phase' <> 'done') AS done
+            FROM (SELECT jsonb_set(refs.progress, ARRAY['lanes', $3::text], $4::jsonb)
+                         || jsonb_build_object(
+                              'read', coalesce((refs.progress ->> 'read')::bigint, 0) + $5::bigint,
+                              'copied', coalesce((refs.progress ->> 'copied')::bigint, 0) + $6::bigint,
+                              'batches', coalesce((refs.progress ->> 'batches')::int, 0) + 1,
+                              'contended', coalesce((refs.progress ->> 'contended')::boolean, false) OR $7::boolean) AS p) q) s)
+ WHERE domain_id = $1 AND id = $2 AND state = 'copying'
+RETURNING (progress ->> 'batches')::int, state`
 
 // plan fixes the levels of the base chain the copy reads (the base as of
 // the fork, then its base as of the base's fork while the level reads

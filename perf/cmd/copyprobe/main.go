@@ -1,10 +1,11 @@
 // Command copyprobe times the background copy of a copy branch on an
 // existing database (a copy of a perf seed): it creates a copy branch of
 // main, runs the store.materialize job in-process batch by batch and
-// reports, per table, the rows copied, their rate and the batches' hold
-// times, with the server CPU time its backends spent on each table (read
-// from /proc where the server runs on this machine: a count that depends
-// less on other work than the wall time); then it deletes the branch (store.branch_delete in-process), so
+// reports, per table, the rows copied, their rate over the batches' time
+// and the batches' hold times (the copy's lanes copy tables side by side),
+// and for the whole copy its rate and the server CPU time its backends
+// spent (read from /proc where the server runs on this machine: a count
+// that depends less on other work than the wall time); then it deletes the branch (store.branch_delete in-process), so
 // the database can be measured again.
 package main
 
@@ -32,7 +33,7 @@ var noJobs = store.BranchJobs{
 
 type phase struct {
 	rows, written, batches int
-	time, cpu              time.Duration
+	time                   time.Duration
 	held                   []time.Duration
 }
 
@@ -135,8 +136,10 @@ func run() error {
 	phases := map[string]*phase{}
 	order := []string{}
 	var all []time.Duration
-	last := time.Now()
-	lastCPU, cpuOK := serverCPU(ctx, s)
+	var lastBatch time.Time
+	startCPU, cpuOK := serverCPU(ctx, s)
+	// The copy's lanes run side by side: AfterBatch is called by one lane
+	// at a time; a table's time is the sum of its batches' hold times.
 	c := &jobs.Copier{Store: s, BatchRows: *batch, AfterBatch: func(_ context.Context, st jobs.BatchStats) error {
 		p := phases[st.Phase]
 		if p == nil {
@@ -144,18 +147,11 @@ func run() error {
 			phases[st.Phase] = p
 			order = append(order, st.Phase)
 		}
-		now := time.Now()
+		lastBatch = time.Now()
 		p.rows += st.Rows
 		p.written += st.Written
 		p.batches++
-		p.time += now.Sub(last)
-		last = now
-		if cpu, ok := serverCPU(ctx, s); ok && cpuOK {
-			p.cpu += cpu - lastCPU
-			lastCPU = cpu
-		} else {
-			cpuOK = false
-		}
+		p.time += st.Held
 		p.held = append(p.held, st.Held)
 		all = append(all, st.Held)
 		return nil
@@ -165,28 +161,24 @@ func run() error {
 		return err
 	}
 	total := time.Since(start)
-	analyzeCPU, ok := serverCPU(ctx, s)
+	endCPU, ok := serverCPU(ctx, s)
 	cpuOK = cpuOK && ok
-	analyzeCPU -= lastCPU
 	written := 0
-	var copying, copyCPU time.Duration
 	for _, n := range order {
 		p := phases[n]
 		written += p.written
-		copying += p.time
-		copyCPU += p.cpu
-		fmt.Printf("%-13s %9d rows %8.0f rows/s %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s%s)\n",
+		fmt.Printf("%-13s %9d rows %8.0f rows/s of its batches' time %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s in batches)\n",
 			n, p.written, float64(p.written)/p.time.Seconds(), p.batches,
 			float64(pct(p.held, 0.5).Microseconds())/1000, float64(pct(p.held, 0.95).Microseconds())/1000,
-			float64(pct(p.held, 1).Microseconds())/1000, p.time.Seconds(), cpuNote(p.cpu, p.written, cpuOK))
+			float64(pct(p.held, 1).Microseconds())/1000, p.time.Seconds())
 	}
-	fmt.Printf("analyze       %.1f s%s\n", (total - copying).Seconds(), cpuNote(analyzeCPU, 0, cpuOK))
-	fmt.Printf("copy          %9d rows %8.0f rows/s  (%.1f s, analyze left out%s)\n",
-		written, float64(written)/copying.Seconds(), copying.Seconds(), cpuNote(copyCPU, written, cpuOK))
-	fmt.Printf("total         %9d rows %8.0f rows/s %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s, analyze included)\n",
+	copying := lastBatch.Sub(start)
+	fmt.Printf("copy          %9d rows %8.0f rows/s  (%.1f s to the last batch, the statistics of the last lane's tables left out)\n",
+		written, float64(written)/copying.Seconds(), copying.Seconds())
+	fmt.Printf("total         %9d rows %8.0f rows/s %4d batches  held p50 %4.0f p95 %4.0f max %4.0f ms  (%.1f s, analyze included%s)\n",
 		written, float64(written)/total.Seconds(), len(all),
 		float64(pct(all, 0.5).Microseconds())/1000, float64(pct(all, 0.95).Microseconds())/1000,
-		float64(pct(all, 1).Microseconds())/1000, total.Seconds())
+		float64(pct(all, 1).Microseconds())/1000, total.Seconds(), cpuNote(endCPU-startCPU, written, cpuOK))
 	if *keep {
 		return nil
 	}

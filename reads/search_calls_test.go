@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/reads"
 )
 
 // searchSQL is lb_search at the head with the default candidates, as
@@ -121,4 +123,49 @@ func TestOverlaySearchReadsNoKeptAttrsWhenBaseKeptItsSearch(t *testing.T) {
 	for _, f := range []*fixture{a, b} {
 		requireSearchesMatch(t, f, "ov", "ref")
 	}
+}
+
+// TestOverlayOneWordSearchInOneStatement: a one-word search on an overlay
+// whose own rows and base's changed keys are few among the word's best
+// matches is answered by one statement merging the base's postings and
+// the overlay's (no call of lb_search_run, the base's search the overlay
+// used to run and correct); where the overlay decides more than four of
+// the base's best p_limit + 4 matches (the overlay of overlayWorld, which
+// renamed or deleted many "steel" Parts, at limit 1), the base's search
+// is run and corrected as before. Every answer equals the copy's, in two
+// Domains sharing a partition with the same branch names and keys (one
+// whose main moved on in searched text after the fork, read by the
+// statement as at the fork), neither finding the other's rows.
+func TestOverlayOneWordSearchInOneStatement(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	a := keptIndexesWorldIn(t, newFixture(t, s, "one-statement-a"), false)
+	b := keptIndexesWorldIn(t, a.sharingPartition(t, s, "one-statement-b",
+		put("Part", "P-900", map[string]any{"name": "Part steel zed", "maker": "S-0"})), true)
+	require.Positive(t, basePast(t, b), "the other Domain's main moved on in searched text")
+	words := []string{"steel", "hex", "pump", "zed", "brass", "zzzz"}
+	for _, f := range []*fixture{a, b} {
+		got := searchCalls(t, f, "ov", words, []string{"lb_search_run", "lb_search_overlay"})
+		require.Zero(t, got["lb_search_run"], "%v", got)
+		require.Equal(t, int64(3*len(words)), got["lb_search_overlay"], "%v", got)
+		requireSearchesMatch(t, f, "ov", "ref")
+	}
+
+	w := overlayWorld(t, "one-statement-loop", "")
+	for _, q := range []struct {
+		word  string
+		limit int
+	}{{"part", 5}, {"bolt", 3}} {
+		got := functionCalls(t, w, "all", []string{"lb_search_run", "lb_search_overlay"}, func(ctx context.Context, tx pgx.Tx) error {
+			return drain(tx.Query(ctx, searchSQL, "ov", q.word, q.limit))
+		})
+		require.Equal(t, int64(1), got["lb_search_overlay"], "%+v: %v", q, got)
+		require.Positive(t, got["lb_search_run"], "%+v: %v", q, got)
+		want, err := w.r.Search(w.ctx, w.domain, "ref", reads.SearchQuery{Q: q.word, Limit: q.limit})
+		require.NoError(t, err)
+		res, err := w.r.Search(w.ctx, w.domain, "ov", reads.SearchQuery{Q: q.word, Limit: q.limit})
+		require.NoError(t, err)
+		require.Equal(t, want.Results, res.Results, "%+v", q)
+	}
+	requireSearchesMatch(t, w, "ov", "ref")
 }

@@ -169,3 +169,42 @@ func TestOverlayOneWordSearchInOneStatement(t *testing.T) {
 	}
 	requireSearchesMatch(t, w, "ov", "ref")
 }
+
+// TestOverlayCorrectionsOverLevels: a misspelled word's corrections on an
+// overlay, and on an overlay of it, are the best three of every level's
+// nearest words, read in one statement: a word of one level alone, a word
+// several levels hold (once), equal similarities ordered by word; they
+// and the results equal a copy's holding the same Records.
+func TestOverlayCorrectionsOverLevels(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "corrections-levels", "")
+	f.commit("erin", "", put("Part", "F-1", map[string]any{"name": "Part flangea", "maker": "S-1"}),
+		put("Part", "F-2", map[string]any{"name": "Part flangec", "maker": "S-1"}))
+	ov := f.fork("ovc", "overlay", revInfo{})
+	ov.commit("agent", "", put("Part", "F-3", map[string]any{"name": "Part flangeb", "maker": "S-2"}),
+		patch("F-2", map[string]any{"name": "Part flangec hex"}),
+		put("Part", "F-4", map[string]any{"name": "Part flangeqq", "maker": "S-2"}))
+	nested := ov.fork("ovn", "overlay", revInfo{})
+	nested.commit("agent2", "", put("Part", "F-5", map[string]any{"name": "Part flange0", "maker": "S-3"}))
+	readyCopy(ov, "ref-c")
+	readyCopy(nested, "ref-n")
+	for _, pair := range [][2]string{{"ovc", "ref-c"}, {"ovn", "ref-n"}} {
+		for _, q := range []string{"flange", "flangec", "flnge", "flangeq hex", "flange zzzz"} {
+			for _, lim := range []int{1, 5} {
+				want, err := f.r.Search(f.ctx, f.domain, pair[1], reads.SearchQuery{Q: q, Limit: lim})
+				require.NoError(t, err)
+				got, err := f.r.Search(f.ctx, f.domain, pair[0], reads.SearchQuery{Q: q, Limit: lim})
+				require.NoError(t, err)
+				require.Equal(t, want.Corrections, got.Corrections, "%s %q", pair[0], q)
+				require.Equal(t, want.Results, got.Results, "%s %q", pair[0], q)
+			}
+		}
+	}
+	// The words of each level: one of main's, one of the overlay's alone,
+	// one both hold; on the nested overlay, one of its own ranks first.
+	for br, want := range map[string][]string{"ovc": {"flangea", "flangeb", "flangec"}, "ovn": {"flange0", "flangea", "flangeb"}} {
+		res, err := f.r.Search(f.ctx, f.domain, br, reads.SearchQuery{Q: "flange", Limit: 5})
+		require.NoError(t, err)
+		require.Equal(t, map[string][]string{"flange": want}, res.Corrections, br)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
-	"github.com/lorebase/lorebase/store"
 )
 
 // searchSQL is lb_search at the head with the default candidates, as
@@ -207,86 +206,5 @@ func TestOverlayCorrectionsOverLevels(t *testing.T) {
 		res, err := f.r.Search(f.ctx, f.domain, br, reads.SearchQuery{Q: "flange", Limit: 5})
 		require.NoError(t, err)
 		require.Equal(t, map[string][]string{"flange": want}, res.Corrections, br)
-	}
-}
-
-// indexScans counts, in one transaction scoped to f's Domain as
-// lorebase_app, the scans of each of idx while statements run
-// (pg_stat_get_xact_numscans: the transaction's own).
-func indexScans(t *testing.T, f *fixture, idx []string, statements func(context.Context, pgx.Tx) error) map[string]int64 {
-	t.Helper()
-	out := map[string]int64{}
-	require.NoError(t, pgx.BeginFunc(f.ctx, f.s.Pool, func(tx pgx.Tx) error {
-		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-			return err
-		}
-		read := func() (map[string]int64, error) {
-			m := map[string]int64{}
-			for _, i := range idx {
-				var n int64
-				if err := tx.QueryRow(f.ctx, `SELECT pg_stat_get_xact_numscans($1::regclass)`, i).Scan(&n); err != nil {
-					return nil, err
-				}
-				m[i] = n
-			}
-			return m, nil
-		}
-		before, err := read()
-		if err != nil {
-			return err
-		}
-		if err := statements(f.ctx, tx); err != nil {
-			return err
-		}
-		after, err := read()
-		if err != nil {
-			return err
-		}
-		for _, i := range idx {
-			out[i] = after[i] - before[i]
-		}
-		return nil
-	}))
-	return out
-}
-
-// TestOverlayCorrectedWordReadsPostings: a misspelled word's search on an
-// overlay finds the overlay's rows holding the word or its corrections
-// from its postings: with one correction no statement of the search scans
-// the GIN index over the search vectors (whose pending list of recent
-// writes every scan reads whole), on the overlay as on its copy. (Here the
-// planner left that index alone before too, the overlay being small; at
-// 100k its generic plan read the overlay's matches through it.) The
-// answers equal the copy's, with and without a Kind.
-func TestOverlayCorrectedWordReadsPostings(t *testing.T) {
-	t.Parallel()
-	f := overlayWorld(t, "corrected-postings", "")
-	gin := f.strings(`SELECT i.indexrelid::regclass::text FROM pg_index i
-		JOIN pg_class c ON c.oid = i.indrelid
-		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) AND a.attname = 'search'
-		WHERE c.oid = (SELECT tableoid FROM mat_records WHERE domain_id = $1 LIMIT 1)`, f.domain)
-	require.Len(t, gin, 1)
-	for _, q := range []string{"stel", "brss", "pumpp"} {
-		var corr []string
-		for _, br := range []string{"ov", "ref"} {
-			res, err := f.r.Search(f.ctx, f.domain, br, reads.SearchQuery{Q: q, Limit: 5})
-			require.NoError(t, err)
-			require.Len(t, res.Corrections[q], 1, "%s %s: %v", br, q, res.Corrections)
-			corr = res.Corrections[q]
-			got := indexScans(t, f, gin, func(ctx context.Context, tx pgx.Tx) error {
-				return drain(tx.Query(ctx, searchSQL, br, q, 5))
-			})
-			require.Zero(t, got[gin[0]], "%s %s (%v): %v", br, q, corr, got)
-		}
-		for _, lim := range []int{1, 3, 20} {
-			for _, kind := range []string{"", "Part", "Supplier"} {
-				want, err := f.r.Search(f.ctx, f.domain, "ref", reads.SearchQuery{Q: q, Limit: lim, Kind: kind})
-				require.NoError(t, err)
-				got, err := f.r.Search(f.ctx, f.domain, "ov", reads.SearchQuery{Q: q, Limit: lim, Kind: kind})
-				require.NoError(t, err)
-				require.Equal(t, want.Results, got.Results, "%s %d %s", q, lim, kind)
-				require.Equal(t, want.Corrections, got.Corrections, "%s %d %s", q, lim, kind)
-			}
-		}
 	}
 }

@@ -87,8 +87,6 @@ DECLARE
     own_all boolean;
     chg_all boolean;
     settled boolean;
-    ow text[];
-    plain boolean;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -231,47 +229,11 @@ BEGIN
     ELSE
         -- The overlay's present rows and (base moved on) the base's changed
         -- keys the overlay has no row of, as of the fork, that match some
-        -- term. A word and its corrections (one term, the OR of their
-        -- lexemes, as lb_search_run tells a plain query): a row matches it
-        -- if and only if it holds a posting of one of those words
-        -- (lb_search_words_apply: one posting per word of a present row's
-        -- search vector), so the overlay's matching rows are found from its
-        -- postings, not from the GIN index, whose pending list (the
-        -- entries of recent writes, until a vacuum merges them) every scan
-        -- reads whole. (Several words, common ones among them, read more
-        -- rows so, one primary-key probe each: the GIN index's bitmap
-        -- reads them in fewer pages once vacuumed.)
-        IF nt = 1 THEN
-            SELECT array_agg(u.w), bool_and(u.plain) INTO ow, plain
-              FROM (SELECT t.o, t.ws, terms[t.o]::text = (SELECT string_agg(lb_lexeme(v), ' | ') FROM unnest(t.ws) v)::tsquery::text AS plain
-                      FROM (SELECT x.o, ARRAY[x.word] || ARRAY(SELECT jsonb_array_elements_text(x.cs)) AS ws
-                              FROM unnest(words, corrs) WITH ORDINALITY x(word, cs, o)) t) y,
-                   LATERAL (SELECT y.plain, w FROM unnest(y.ws) w) u;
-        END IF;
-        IF coalesce(plain, false) THEN
-            SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
-                   array_agg(z.score ORDER BY z.key), array_agg(z.matched ORDER BY z.key)
-              INTO o_key, o_kind, o_title, o_score, o_matched
-              FROM (SELECT e.key::text AS key, e.kind::text AS kind, e.title,
-                           CASE WHEN e.matched = nt THEN ts_rank(e.search, or_q)
-                                ELSE (ts_rank(e.search, or_q) * e.matched / nt)::real END AS score,
-                           e.matched
-                      FROM (SELECT v.key, v.kind, v.title, v.search,
-                                   (SELECT count(*) FILTER (WHERE v.search @@ t)::int FROM unnest(terms) t) AS matched
-                              FROM (SELECT o.key, o.kind, o.title, o.search
-                                      FROM (SELECT DISTINCT s.key FROM mat_search_words s
-                                             WHERE s.domain_id = d AND s.branch_id = ov AND s.word = ANY (ow)) k
-                                      JOIN mat_records o ON o.domain_id = d AND o.branch_id = ov AND o.key = k.key
-                                     WHERE NOT o.deleted AND (coalesce(p_kind, '') = '' OR o.kind = p_kind)
-                                    UNION ALL
-                                    SELECT c.key, c.kind, c.title, c.search
-                                      FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) v) e) z;
-        ELSE
-            SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
-                   array_agg(z.score ORDER BY z.key), array_agg(z.matched ORDER BY z.key)
-              INTO o_key, o_kind, o_title, o_score, o_matched
-              FROM lb_search_overlay_own(d, ov, base, cs[2], or_q, terms, lb_search_lexemes(words, corrs), katts, p_kind) z;
-        END IF;
+        -- term.
+        SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
+               array_agg(z.score ORDER BY z.key), array_agg(z.matched ORDER BY z.key)
+          INTO o_key, o_kind, o_title, o_score, o_matched
+          FROM lb_search_overlay_own(d, ov, base, cs[2], or_q, terms, lb_search_lexemes(words, corrs), katts, p_kind) z;
         o_n := coalesce(cardinality(o_key), 0);
         o_full := (SELECT count(*) FROM unnest(o_matched) m WHERE m = nt);
     END IF;

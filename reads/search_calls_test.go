@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/reads"
 )
 
 // searchSQL is lb_search at the head with the default candidates, as
@@ -120,5 +122,89 @@ func TestOverlaySearchReadsNoKeptAttrsWhenBaseKeptItsSearch(t *testing.T) {
 
 	for _, f := range []*fixture{a, b} {
 		requireSearchesMatch(t, f, "ov", "ref")
+	}
+}
+
+// TestOverlayOneWordSearchInOneStatement: a one-word search on an overlay
+// whose own rows and base's changed keys are few among the word's best
+// matches is answered by one statement merging the base's postings and
+// the overlay's (no call of lb_search_run, the base's search the overlay
+// used to run and correct); where the overlay decides more than four of
+// the base's best p_limit + 4 matches (the overlay of overlayWorld, which
+// renamed or deleted many "steel" Parts, at limit 1), the base's search
+// is run and corrected as before. Every answer equals the copy's, in two
+// Domains sharing a partition with the same branch names and keys (one
+// whose main moved on in searched text after the fork, read by the
+// statement as at the fork), neither finding the other's rows.
+func TestOverlayOneWordSearchInOneStatement(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	a := keptIndexesWorldIn(t, newFixture(t, s, "one-statement-a"), false)
+	b := keptIndexesWorldIn(t, a.sharingPartition(t, s, "one-statement-b",
+		put("Part", "P-900", map[string]any{"name": "Part steel zed", "maker": "S-0"})), true)
+	require.Positive(t, basePast(t, b), "the other Domain's main moved on in searched text")
+	words := []string{"steel", "hex", "pump", "zed", "brass", "zzzz"}
+	for _, f := range []*fixture{a, b} {
+		got := searchCalls(t, f, "ov", words, []string{"lb_search_run", "lb_search_overlay"})
+		require.Zero(t, got["lb_search_run"], "%v", got)
+		require.Equal(t, int64(3*len(words)), got["lb_search_overlay"], "%v", got)
+		requireSearchesMatch(t, f, "ov", "ref")
+	}
+
+	w := overlayWorld(t, "one-statement-loop", "")
+	for _, q := range []struct {
+		word  string
+		limit int
+	}{{"part", 5}, {"bolt", 3}} {
+		got := functionCalls(t, w, "all", []string{"lb_search_run", "lb_search_overlay"}, func(ctx context.Context, tx pgx.Tx) error {
+			return drain(tx.Query(ctx, searchSQL, "ov", q.word, q.limit))
+		})
+		require.Equal(t, int64(1), got["lb_search_overlay"], "%+v: %v", q, got)
+		require.Positive(t, got["lb_search_run"], "%+v: %v", q, got)
+		want, err := w.r.Search(w.ctx, w.domain, "ref", reads.SearchQuery{Q: q.word, Limit: q.limit})
+		require.NoError(t, err)
+		res, err := w.r.Search(w.ctx, w.domain, "ov", reads.SearchQuery{Q: q.word, Limit: q.limit})
+		require.NoError(t, err)
+		require.Equal(t, want.Results, res.Results, "%+v", q)
+	}
+	requireSearchesMatch(t, w, "ov", "ref")
+}
+
+// TestOverlayCorrectionsOverLevels: a misspelled word's corrections on an
+// overlay, and on an overlay of it, are the best three of every level's
+// nearest words, read in one statement: a word of one level alone, a word
+// several levels hold (once), equal similarities ordered by word; they
+// and the results equal a copy's holding the same Records.
+func TestOverlayCorrectionsOverLevels(t *testing.T) {
+	t.Parallel()
+	f := overlayWorld(t, "corrections-levels", "")
+	f.commit("erin", "", put("Part", "F-1", map[string]any{"name": "Part flangea", "maker": "S-1"}),
+		put("Part", "F-2", map[string]any{"name": "Part flangec", "maker": "S-1"}))
+	ov := f.fork("ovc", "overlay", revInfo{})
+	ov.commit("agent", "", put("Part", "F-3", map[string]any{"name": "Part flangeb", "maker": "S-2"}),
+		patch("F-2", map[string]any{"name": "Part flangec hex"}),
+		put("Part", "F-4", map[string]any{"name": "Part flangeqq", "maker": "S-2"}))
+	nested := ov.fork("ovn", "overlay", revInfo{})
+	nested.commit("agent2", "", put("Part", "F-5", map[string]any{"name": "Part flange0", "maker": "S-3"}))
+	readyCopy(ov, "ref-c")
+	readyCopy(nested, "ref-n")
+	for _, pair := range [][2]string{{"ovc", "ref-c"}, {"ovn", "ref-n"}} {
+		for _, q := range []string{"flange", "flangec", "flnge", "flangeq hex", "flange zzzz"} {
+			for _, lim := range []int{1, 5} {
+				want, err := f.r.Search(f.ctx, f.domain, pair[1], reads.SearchQuery{Q: q, Limit: lim})
+				require.NoError(t, err)
+				got, err := f.r.Search(f.ctx, f.domain, pair[0], reads.SearchQuery{Q: q, Limit: lim})
+				require.NoError(t, err)
+				require.Equal(t, want.Corrections, got.Corrections, "%s %q", pair[0], q)
+				require.Equal(t, want.Results, got.Results, "%s %q", pair[0], q)
+			}
+		}
+	}
+	// The words of each level: one of main's, one of the overlay's alone,
+	// one both hold; on the nested overlay, one of its own ranks first.
+	for br, want := range map[string][]string{"ovc": {"flangea", "flangeb", "flangec"}, "ovn": {"flange0", "flangea", "flangeb"}} {
+		res, err := f.r.Search(f.ctx, f.domain, br, reads.SearchQuery{Q: "flange", Limit: 5})
+		require.NoError(t, err)
+		require.Equal(t, map[string][]string{"flange": want}, res.Corrections, br)
 	}
 }

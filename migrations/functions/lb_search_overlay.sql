@@ -86,6 +86,7 @@ DECLARE
     chg_keys text[];
     own_all boolean;
     chg_all boolean;
+    settled boolean;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -122,6 +123,91 @@ BEGIN
     own_all := coalesce(cardinality(own_keys), 0) <= 32;
     chg_all := coalesce(cardinality(chg_keys), 0) <= 1000;
     SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+    IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text = lb_lexeme(words[1]) THEN
+        -- One word, one lexeme, in one static statement: the base's best
+        -- p_limit + 4 postings (the first call of the loop below) with
+        -- whether the overlay decides each key, the overlay's best p_limit
+        -- postings and the base's changed keys that match, merged by rank
+        -- and key; only the p_limit kept are joined to their rows (a
+        -- posting is always of a present row: lb_search_words_apply). The
+        -- first row tells whether the loop below would have stopped after
+        -- its first call (the base listed all its matches, or enough of
+        -- them are kept): then these rows are the answer; otherwise none
+        -- has been returned and the loop runs.
+        settled := NULL;
+        FOR r IN
+            WITH bw AS (
+                SELECT s.key, s.score,
+                       CASE WHEN own_all THEN coalesce(s.key = ANY (own_keys), false)
+                            ELSE EXISTS (SELECT 1 FROM mat_records u
+                                          WHERE u.domain_id = d AND u.branch_id = ov AND u.key = s.key) END
+                       OR CASE WHEN chg_all THEN coalesce(s.key = ANY (chg_keys), false)
+                               ELSE coalesce((SELECT m.iseq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
+                                                      AND CASE jsonb_array_length(katts -> m.kind::text)
+                                                          WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
+                                                          ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
+                                                                  FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false)
+                                                FROM mat_records m
+                                               WHERE m.domain_id = d AND m.branch_id = base AND m.key = s.key), false) END AS dr
+                  FROM mat_search_words s
+                 WHERE s.domain_id = d AND s.branch_id = base AND s.word = words[1]
+                 ORDER BY s.score DESC, s.key
+                 LIMIT p_limit + 4),
+            chg AS (
+                SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q) AS score
+                  FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c),
+            x AS (
+                SELECT (SELECT count(*) FROM bw) < p_limit + 4 OR (SELECT count(*) FROM bw WHERE NOT bw.dr) >= p_limit AS settled,
+                       CASE WHEN EXISTS (SELECT 1 FROM bw)
+                            THEN coalesce((SELECT l.records FROM mat_lexicon l
+                                            WHERE l.domain_id = d AND l.branch_id = base AND l.word = words[1]), 0)
+                            ELSE 0 END
+                       + (SELECT count(*) FROM chg)::int
+                       + (SELECT count(*) FROM mat_search_words s WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1])::int AS total)
+            SELECT v.key AS k, coalesce(om.kind::text, bm.kind::text, v.kind) AS kind, coalesce(om.title, bm.title, v.title) AS title,
+                   v.score AS s, x.settled, x.total
+              FROM x
+              LEFT JOIN LATERAL (
+                   SELECT y.key, y.score, y.own, y.kind, y.title
+                     FROM (SELECT bw.key::text AS key, bw.score, 0 AS own, NULL::text AS kind, NULL::text AS title FROM bw WHERE NOT bw.dr
+                           UNION ALL
+                           SELECT o.key::text, o.score, 1, NULL::text, NULL::text
+                             FROM (SELECT s.key, s.score FROM mat_search_words s
+                                    WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]
+                                    ORDER BY s.score DESC, s.key LIMIT p_limit) o
+                           UNION ALL
+                           SELECT chg.key, chg.score, 2, chg.kind, chg.title FROM chg) y
+                    ORDER BY y.score DESC, y.key COLLATE "C"
+                    LIMIT p_limit) v ON x.settled
+              LEFT JOIN mat_records om ON v.own = 1 AND om.domain_id = d AND om.branch_id = ov AND om.key = v.key
+              LEFT JOIN mat_records bm ON v.own = 0 AND bm.domain_id = d AND bm.branch_id = base AND bm.key = v.key
+             ORDER BY v.score DESC, v.key COLLATE "C"
+        LOOP
+            settled := r.settled;
+            EXIT WHEN NOT settled OR r.k IS NULL;
+            key := r.k;
+            kind := r.kind;
+            title := r.title;
+            score := r.s;
+            match := 'full';
+            corrections := NULL;
+            ranked := r.total;
+            truncated := false;
+            RETURN NEXT;
+        END LOOP;
+        IF settled THEN
+            key := NULL;
+            kind := NULL;
+            title := NULL;
+            score := NULL;
+            match := 'corrections';
+            corrections := coalesce(corr, '{}');
+            ranked := r.total;
+            truncated := false;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+    END IF;
     IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text = lb_lexeme(words[1]) THEN
         -- One word, one lexeme: the overlay's best p_limit own matches
         -- from its postings best first (only they can be in the answer), as

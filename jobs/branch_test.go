@@ -838,3 +838,22 @@ func (f *fixture) recordsPartition(t testing.TB) string {
 	require.NoError(t, f.s.Pool.QueryRow(context.Background(), `SELECT tableoid::regclass::text FROM mat_records WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&part))
 	return part
 }
+
+// TestCopyAnalyzesItsPostingsAndLexicon: the Records' triggers write the
+// copy's search postings and lexicon words, and the copy refreshes their
+// statistics too once its Records are copied.
+func TestCopyAnalyzesItsPostingsAndLexicon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 100)
+	b := f.createBranch(t, "copy", store.ModeCopy)
+	var start time.Time
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&start))
+	require.NoError(t, (&jobs.Copier{Store: f.s}).Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}))
+	f.requireCopied(t, b)
+	var words string
+	require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM mat_search_words WHERE domain_id = $1 LIMIT 1`, f.domain).Scan(&words))
+	for _, rel := range []string{words, "mat_lexicon"} {
+		require.Equal(t, 1, f.count(t, `SELECT count(*) FROM pg_stat_user_tables WHERE relid = $1::regclass AND last_analyze >= $2`, rel, start), rel)
+	}
+}

@@ -317,6 +317,12 @@ func (r *copyRun) lane(ctx context.Context, l string, wait time.Duration) error 
 					}
 				}
 			}
+			if l == "records" {
+				// The Records' triggers wrote the copy's search postings
+				// and lexicon words: without their statistics a misspelled
+				// word's corrections on the copy read its lexicon whole.
+				parts = append(parts, "mat_search_words", "mat_lexicon")
+			}
 			return r.c.analyze(ctx, r.a, parts, wait)
 		}
 		if r.cfg.Slice > 0 && time.Since(r.start) > r.cfg.Slice {

@@ -53,11 +53,31 @@ var copyPhases = []struct {
 // copyLanes are the copy's lanes: each copies its tables in order, on a
 // connection of its own, beside the other lane. The Records (with their
 // search postings) take about as long as the three other tables together.
-var copyLanes = []struct {
+var copyLanes = []copyLane{
+	// The Records' triggers write the copy's search postings and lexicon
+	// words: without their statistics a misspelled word's corrections on
+	// the copy read its lexicon whole.
+	{name: "records", phases: []int{0}, written: []string{"mat_search_words", "mat_lexicon"}},
+	{name: "tables", phases: []int{1, 2, 3}},
+}
+
+// copyLane is a lane of the copy.
+type copyLane struct {
 	name   string
 	phases []int // indexes into copyPhases
-}{
-	{"records", []int{0}}, {"tables", []int{1, 2, 3}},
+	// written are the tables the lane's inserts write through triggers,
+	// analyzed with the lane's own once it is done.
+	written []string
+}
+
+// laneNamed is the lane called name (no phases when there is none).
+func laneNamed(name string) copyLane {
+	for _, cl := range copyLanes {
+		if cl.name == name {
+			return cl
+		}
+	}
+	return copyLane{name: name}
 }
 
 // PhaseDone is the phase of a finished job.
@@ -309,21 +329,12 @@ func (r *copyRun) lane(ctx context.Context, l string, wait time.Duration) error 
 			return err
 		}
 		if done {
+			cl := laneNamed(l)
 			var parts []string
-			for _, cl := range copyLanes {
-				if cl.name == l {
-					for _, i := range cl.phases {
-						parts = append(parts, copyPhases[i].t.name)
-					}
-				}
+			for _, i := range cl.phases {
+				parts = append(parts, copyPhases[i].t.name)
 			}
-			if l == "records" {
-				// The Records' triggers wrote the copy's search postings
-				// and lexicon words: without their statistics a misspelled
-				// word's corrections on the copy read its lexicon whole.
-				parts = append(parts, "mat_search_words", "mat_lexicon")
-			}
-			return r.c.analyze(ctx, r.a, parts, wait)
+			return r.c.analyze(ctx, r.a, append(parts, cl.written...), wait)
 		}
 		if r.cfg.Slice > 0 && time.Since(r.start) > r.cfg.Slice {
 			return errSliceUsed
@@ -457,12 +468,7 @@ func (r *copyRun) batch(ctx context.Context, l string, szp **sizer) (done bool, 
 	if lp.Phase == PhaseDone {
 		return true, nil
 	}
-	var phases []int
-	for _, cl := range copyLanes {
-		if cl.name == l {
-			phases = cl.phases
-		}
-	}
+	phases := laneNamed(l).phases
 	k := -1
 	for i, ph := range phases {
 		if copyPhases[ph].name == lp.Phase {

@@ -105,19 +105,15 @@ func dropIndexes(ctx context.Context, conn *pgxpool.Conn) (int, error) {
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+droppedIndexes+` (name text PRIMARY KEY, def text NOT NULL)`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `ALTER TABLE `+droppedIndexes+` ADD COLUMN IF NOT EXISTS after boolean NOT NULL DEFAULT false`); err != nil {
-			return err
-		}
 		// A partitioned index builds its partitions' indexes with no
 		// storage parameters; those set on a partition's index (the GIN
 		// indexes' pending-list bound, migration 0025) are set again
-		// after the builds (after).
-		if _, err := tx.Exec(ctx, `INSERT INTO `+droppedIndexes+` (name, def, after)
+		// after the builds (restoreIndexes runs the ALTERs last).
+		if _, err := tx.Exec(ctx, `INSERT INTO `+droppedIndexes+` (name, def)
 			SELECT c.oid::regclass::text,
 			       format('ALTER INDEX %s SET (%s)', c.oid::regclass,
 			              (SELECT string_agg(format('%s = %L', split_part(o, '=', 1), substr(o, strpos(o, '=') + 1)), ', ')
-			                 FROM unnest(c.reloptions) o)),
-			       true
+			                 FROM unnest(c.reloptions) o))
 			  FROM pg_index i
 			  JOIN pg_inherits h ON h.inhparent = i.indexrelid
 			  JOIN pg_class c ON c.oid = h.inhrelid
@@ -169,7 +165,7 @@ func restoreIndexes(ctx context.Context, conn *pgxpool.Conn, progress io.Writer)
 	if !exists {
 		return 0, nil
 	}
-	rows, err := conn.Query(ctx, `SELECT name, def FROM `+droppedIndexes+` ORDER BY after, name`)
+	rows, err := conn.Query(ctx, `SELECT name, def FROM `+droppedIndexes+` ORDER BY def LIKE 'ALTER INDEX %', name`)
 	if err != nil {
 		return 0, fmt.Errorf("restore indexes: %w", err)
 	}

@@ -284,15 +284,19 @@ func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]ho
 		rels = append(rels, h)
 		return nil
 	}
-	for _, t := range []string{"refs", "schemas", "revisions"} {
+	// addTable adds a table that is not partitioned: its indexes, then its heap.
+	addTable := func(t string) error {
 		var oid uint32
 		if err := conn.QueryRow(ctx, `SELECT to_regclass($1)::oid`, t).Scan(&oid); err != nil {
-			return nil, fmt.Errorf("find table %s: %w", t, err)
+			return fmt.Errorf("find table %s: %w", t, err)
 		}
 		if err := addIndexes(oid); err != nil {
-			return nil, fmt.Errorf("%s: %w", t, err)
+			return fmt.Errorf("%s: %w", t, err)
 		}
-		if err := addHeap(oid); err != nil {
+		return addHeap(oid)
+	}
+	for _, t := range []string{"refs", "schemas", "revisions"} {
+		if err := addTable(t); err != nil {
 			return nil, err
 		}
 	}
@@ -338,14 +342,7 @@ func hotRelations(ctx context.Context, conn *pgx.Conn, res *PrewarmResult) ([]ho
 	}
 	// The lexicon (every Domain's words in one table) last: it is read by
 	// every misspelled word's corrections and written by every commit.
-	var lexicon uint32
-	if err := conn.QueryRow(ctx, `SELECT to_regclass('mat_lexicon')::oid`).Scan(&lexicon); err != nil {
-		return nil, fmt.Errorf("find table mat_lexicon: %w", err)
-	}
-	if err := addIndexes(lexicon); err != nil {
-		return nil, fmt.Errorf("mat_lexicon: %w", err)
-	}
-	if err := addHeap(lexicon); err != nil {
+	if err := addTable("mat_lexicon"); err != nil {
 		return nil, err
 	}
 	return rels, nil

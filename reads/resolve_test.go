@@ -131,3 +131,52 @@ func candidateRows(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]r
 	}
 	return pgx.CollectRows(rows, pgx.RowToStructByPos[reads.Candidate])
 }
+
+// TestOverlayMisspelledWordMatchesCopy: a misspelled word on an overlay
+// (the term the OR of its corrections) ranks the overlay's own Records
+// from their postings: more of them hold a correction than the limit,
+// some hold two corrections (ranked above those holding one), some are
+// tombstones, and the base moved on after the fork in searched text. The
+// results and corrections equal a copy's holding the same Records, at
+// every limit.
+func TestOverlayMisspelledWordMatchesCopy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, newStore(t), "overlay-misspelled")
+	var cs []change
+	for i := 0; i < 30; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("B-%02d", i), map[string]any{"name": []string{"Part gasket", "Part gaskets seal", "Part gasket gaskets", "Part casket"}[i%4],
+			"note": strings.Repeat("gasket ", i%3), "maker": "S-1"}))
+	}
+	cs = append(cs, put("Supplier", "S-1", map[string]any{"name": "Supplier gasket works", "country": "C1"}))
+	f.commit("alice", "", cs...)
+	ov := f.fork("ov", "overlay", revInfo{})
+	cs = nil
+	for i := 0; i < 25; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("O-%02d", i), map[string]any{"name": []string{"Part gasket", "Part gaskets", "Part gasket gaskets casket", "Part other"}[i%4],
+			"note": strings.Repeat("gaskets ", i%5), "maker": "S-1"}))
+	}
+	cs = append(cs, patch("B-01", map[string]any{"name": "Part gasket gaskets gasket"}), del("B-02"), del("B-06"),
+		patch("B-03", map[string]any{"name": "Part plain"}))
+	ov.commit("agent", "", cs...)
+	f.commit("bob", "", patch("B-05", map[string]any{"name": "Part gaskets moved"}), patch("B-09", map[string]any{"name": "Part other"}),
+		put("Part", "B-99", map[string]any{"name": "Part gasket late", "maker": "S-1"}))
+	readyCopy(ov, "ref")
+	checked := 0
+	for _, q := range []string{"gaskte", "gaskst", "gsaket", "gasket", "gaskets", "caskte"} {
+		for _, lim := range []int{1, 2, 3, 7, 20, 100} {
+			for _, kind := range []string{"", "Part"} {
+				sq := reads.SearchQuery{Q: q, Limit: lim, Kind: kind}
+				want, err := f.r.Search(f.ctx, f.domain, "ref", sq)
+				require.NoError(t, err)
+				got, err := f.r.Search(f.ctx, f.domain, "ov", sq)
+				require.NoError(t, err)
+				require.Equal(t, want.Results, got.Results, "%+v", sq)
+				require.Equal(t, want.Corrections, got.Corrections, "%+v", sq)
+				if len(want.Corrections) > 0 && len(want.Results) > 0 {
+					checked++
+				}
+			}
+		}
+	}
+	require.Positive(t, checked, "no misspelled word was corrected")
+}

@@ -87,6 +87,8 @@ DECLARE
     own_all boolean;
     chg_all boolean;
     settled boolean;
+    -- A one-term query's word and its corrections.
+    tw text[] := CASE WHEN cardinality(words) = 1 THEN ARRAY[words[1]] || ARRAY(SELECT jsonb_array_elements_text(corrs[1])) END;
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -225,6 +227,34 @@ BEGIN
                 SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q), true
                   FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) z;
         o_n := o_n + (SELECT count(*) FROM mat_search_words s WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]);
+        o_full := o_n;
+    ELSIF nt = 1 AND coalesce(p_kind, '') = ''
+          AND terms[1]::text = (SELECT string_agg(lb_lexeme(v), ' | ') FROM unnest(tw) v)::tsquery::text THEN
+        -- A word and its corrections, the term the OR of their lexemes
+        -- (a misspelled word): of the overlay's own Records (only the best
+        -- p_limit can be in the answer) each word's best p_limit from its
+        -- postings and those holding two or more of the words (also from
+        -- the postings: index tuples, no row read), ranked by the term, as
+        -- lb_search_or ranks a branch's; and the base's changed keys that
+        -- match. The overlay's matches are counted from its postings.
+        SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
+               array_agg(z.score ORDER BY z.key), array_agg(1 ORDER BY z.key), count(*) FILTER (WHERE z.changed)
+          INTO o_key, o_kind, o_title, o_score, o_matched, o_n
+          FROM (SELECT m.key::text AS key, m.kind::text AS kind, m.title, ts_rank(m.search, or_q) AS score, false AS changed
+                  FROM (SELECT p.key FROM unnest(tw) w(w)
+                         CROSS JOIN LATERAL (SELECT s.key FROM mat_search_words s
+                                              WHERE s.domain_id = d AND s.branch_id = ov AND s.word = w.w
+                                              ORDER BY s.score DESC, s.key LIMIT p_limit) p
+                        UNION
+                        SELECT s.key FROM mat_search_words s
+                         WHERE cardinality(tw) > 1 AND s.domain_id = d AND s.branch_id = ov AND s.word = ANY (tw)
+                         GROUP BY s.key HAVING count(*) > 1) c
+                  JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = c.key AND NOT m.deleted
+                UNION ALL
+                SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q), true
+                  FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) z;
+        o_n := coalesce(o_n, 0) + (SELECT count(DISTINCT s.key) FROM mat_search_words s
+                                    WHERE s.domain_id = d AND s.branch_id = ov AND s.word = ANY (tw));
         o_full := o_n;
     ELSE
         -- The overlay's present rows and (base moved on) the base's changed

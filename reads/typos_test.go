@@ -1,8 +1,12 @@
 package reads_test
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
@@ -60,4 +64,71 @@ func TestSearchCorrectsSwappedLetters(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSearchTwoCorrections: a misspelled word with two present
+// corrections is ranked by lb_search_or's static statement: each
+// correction's best postings, and the Records holding both (more than the
+// limit, on a few score plateaus, so ties at the limit are decided by
+// key), ranked as the GIN index's scan reads them. Its answer is the
+// exhaustive ranking of every match, Record by Record in order, with
+// every match counted; another Domain's better Records in the same
+// partition stay out.
+func TestSearchTwoCorrections(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "two-corrections")
+	var changes []change
+	for i := range 600 {
+		changes = append(changes, put("Part", fmt.Sprintf("F-%04d", i), map[string]any{"name": fmt.Sprintf("filler f%d", i)}))
+	}
+	for i := range 400 {
+		var name, note []string
+		if i%4 != 3 {
+			name = append(name, strings.Repeat("gasket ", 1+i%2))
+		} else {
+			note = append(note, "gasket")
+		}
+		if i%3 == 0 {
+			note = append(note, "gaskets")
+		}
+		if i%7 == 0 {
+			name = append(name, "gaskets")
+		}
+		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%400), map[string]any{
+			"name": strings.Join(name, " "), "note": strings.Join(note, " ")}))
+	}
+	f.commit("alice", "", changes...)
+	f.commit("bob", "", del("P-000"), del("P-037"), patch("P-074", map[string]any{"name": "gasket gaskets gasket gaskets", "note": ""}))
+	other := f.sharingPartition(t, s, "two-corrections-other", put("Part", "X-0", map[string]any{"name": "gasket gaskets gasket gaskets gasket"}))
+	other.commit("zed", "", put("Part", "X-1", map[string]any{"name": "gaskets gasket gaskets", "note": "gasket gaskets"}))
+
+	var both, matching int
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FILTER (WHERE search @@ 'gasket & gaskets'::tsquery), count(*)
+		FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted AND search @@ 'gasket | gaskets'::tsquery`,
+		f.domain, f.branch).Scan(&both, &matching))
+	require.Greater(t, both, 100, "more Records hold both than any limit")
+	keys := func(rs []reads.SearchResult) []string {
+		out := make([]string, len(rs))
+		for i, x := range rs {
+			out[i] = x.Key
+		}
+		return out
+	}
+	for _, limit := range []int{1, 2, 5, 20, 57, 100} {
+		res, err := f.r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "gaskte", Limit: limit})
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"gasket", "gaskets"}, res.Corrections["gaskte"])
+		require.False(t, res.Truncated)
+		require.Equal(t, matching, res.Ranked, "every match counted once")
+		want := rankByWords(t, s, f, "gaskte", limit)
+		require.Equal(t, keys(want), keys(res.Results), "limit %d", limit)
+		requireSameRanking(t, s, f, "gaskte", want, res.Results)
+	}
+	// The static statement answered, not one built as text.
+	got := functionCalls(t, f, "all", []string{"lb_search_or_ok", "lb_search_or_sql"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, searchSQL, "main", "gaskte", 20))
+	})
+	require.Equal(t, int64(1), got["lb_search_or_ok"], "%v", got)
+	require.Zero(t, got["lb_search_or_sql"], "%v", got)
 }

@@ -4,7 +4,13 @@
 -- holding both words from the GIN index (none for one word), ranked as
 -- the index's scan reads them (their best p_limit kept), not read again
 -- by key: at 10M "setel" (steel and set) has 5,980 such Records, whose
--- second read cost 30,055 buffers of the call's 37,188. An SQL
+-- second read cost 30,055 buffers of the call's 37,188. The branch is
+-- compared as branch_id + 0, a filter no index reads: the session's
+-- generic plan (the words unknown to the planner) otherwise ANDed the GIN
+-- scan with the branch's whole range of mat_records_iseq_idx (10 million
+-- entries, 408 ms at 10M once main's statistics were refreshed after
+-- commits) to save heap reads it estimated; the Domain stays a plain
+-- equality, which prunes the partitions. An SQL
 -- function the planner inlines into lb_search_run's static statement, so
 -- its plan is kept for the session instead of a statement built as text
 -- and planned on every call. The Domain and branch are compared as bigint
@@ -19,7 +25,7 @@ WITH several AS (
     SELECT m.key, m.kind, m.title, ts_rank(m.search, term) AS score
       FROM mat_records m
      WHERE cardinality(p_words) = 2
-       AND m.domain_id = d::bigint AND m.branch_id = b::bigint AND NOT m.deleted
+       AND m.domain_id = d::bigint AND m.branch_id + 0 = b AND NOT m.deleted
        AND m.search @@ (lb_lexeme(p_words[1]) || ' & ' || lb_lexeme(p_words[2]))::tsquery),
 one AS (
     SELECT DISTINCT p.key FROM unnest(p_words) w(w)

@@ -49,5 +49,5 @@ var MemoryWarning = memoryWarning
 var ProfileChanges = profileChanges
 
 // MachineProfile exposes machineProfile: a named storage profile fitted to
-// a machine with total bytes of memory.
+// a machine with total bytes of memory and free bytes of disk.
 var MachineProfile = machineProfile

@@ -43,7 +43,7 @@ func TestMachineProfile(t *testing.T) {
 	setting := func(t *testing.T, name string, total int64, setting string) (string, string) {
 		t.Helper()
 		var log strings.Builder
-		p, err := perf.MachineProfile(name, total, &log)
+		p, err := perf.MachineProfile(name, total, 0, &log)
 		require.NoError(t, err)
 		for _, s := range p.Settings {
 			if s.Name == setting {
@@ -76,6 +76,42 @@ func TestMachineProfile(t *testing.T) {
 			require.Empty(t, log)
 		}
 	}
-	_, err := perf.MachineProfile("huge", 24*gib, nil)
+	_, err := perf.MachineProfile("huge", 24*gib, 0, nil)
 	require.Error(t, err)
+}
+
+// TestMachineProfileFitsTheWAL: a profile's max_wal_size over an eighth of
+// the disk's free space is lowered to that eighth in whole GB (at least
+// 1GB), min_wal_size to a quarter of it, and said; with room enough, or
+// the free space unknown, the profile's values stay.
+func TestMachineProfileFitsTheWAL(t *testing.T) {
+	t.Parallel()
+	const gib = int64(1) << 30
+	for _, tc := range []struct {
+		name     string
+		free     int64
+		max, min string
+	}{
+		{"10m", 20 * gib, "2GB", "512MB"},
+		{"10m", 60 * gib, "7GB", "1792MB"},
+		{"10m", 128 * gib, "16GB", "4GB"},
+		{"10m", 200 * gib, "16GB", "4GB"},
+		{"10m", 4 * gib, "1GB", "256MB"},
+		{"10m", 0, "16GB", "4GB"},
+	} {
+		var log strings.Builder
+		p, err := perf.MachineProfile(tc.name, 64*gib, tc.free, &log)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, s := range p.Settings {
+			got[s.Name] = s.Value
+		}
+		require.Equal(t, tc.max, got["max_wal_size"], "%s with %d GiB free", tc.name, tc.free/gib)
+		require.Equal(t, tc.min, got["min_wal_size"], "%s with %d GiB free", tc.name, tc.free/gib)
+		if tc.max != "16GB" {
+			require.Contains(t, log.String(), "max_wal_size = "+tc.max+", not 16GB: the disk holding the data has ")
+		} else {
+			require.Empty(t, log.String())
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 
 	"github.com/lorebase/lorebase/internal/pgcluster"
 	"github.com/lorebase/lorebase/internal/storagecli"
@@ -52,8 +53,7 @@ func (p PerfServer) logf(format string, args ...any) {
 // reload) and restarts it when a changed setting needs a restart
 // (shared_buffers). It writes the URL to Dir/url and returns it.
 func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
-	prof, err := machineProfile(profile, memoryBytes(), p.Log)
-	if err != nil {
+	if _, err := storagecli.Named(profile); err != nil {
 		return "", err
 	}
 	abs, err := filepath.Abs(p.Dir)
@@ -67,6 +67,10 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 	}
 	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
 		return "", fmt.Errorf("create %s: %w", p.Dir, err)
+	}
+	prof, err := machineProfile(profile, memoryBytes(), diskFree(p.Dir), p.Log)
+	if err != nil {
+		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := p.initdb(ctx); err != nil {
@@ -132,33 +136,66 @@ func (p PerfServer) warnf(msg string) {
 }
 
 // machineProfile is the named storage profile as the perf server applies
-// it on a machine with total bytes of memory. A named profile assumes its
-// own memory (10m: 64 GiB); on a machine with less, effective_cache_size
-// (the profile's 3/4 of its memory, shared buffers and the page cache
+// it on a machine with total bytes of memory and free bytes of disk where
+// the data lives (0: unknown). A named profile assumes its own memory
+// (10m: 64 GiB); on a machine with less, effective_cache_size (the
+// profile's 3/4 of its memory, shared buffers and the page cache
 // together) would tell the planner of more cache than the machine has
 // (48GB on a 24 GiB machine), so it is set to 3/4 of the machine's memory
-// instead. Everything else stays the profile's (shared_buffers included,
+// instead. The WAL between two checkpoints grows to max_wal_size (10m:
+// 16GB) beside the data: where that is more than an eighth of the free
+// disk it is lowered to that eighth in whole GB (at least 1GB), and
+// min_wal_size to a quarter of it as the profile has it, so a long load
+// cannot fill the disk with WAL (a 10M load writes 44 GB of data). Everything else stays the profile's (shared_buffers included,
 // which memoryWarning checks against the memory available), so runs of a
-// named profile remain comparable across machines.
-func machineProfile(name string, total int64, log io.Writer) (*storagecli.Profile, error) {
+// named profile remain comparable across machines; what was fitted is
+// logged.
+func machineProfile(name string, total, free int64, log io.Writer) (*storagecli.Profile, error) {
 	prof, err := storagecli.Named(name)
 	if err != nil {
 		return nil, err
 	}
-	if total <= 0 || total >= prof.Memory {
-		return prof, nil
-	}
-	fit := storagecli.FormatSetting(total / 4 * 3 / (1 << 20) * (1 << 20))
-	for i, s := range prof.Settings {
-		if s.Name == "effective_cache_size" && s.Value != fit {
-			if log != nil {
-				fmt.Fprintf(log, "perf: storage profile %s: effective_cache_size = %s, not %s: the machine has %s of memory, the profile assumes %s\n",
-					name, fit, s.Value, storagecli.HumanSize(total), storagecli.HumanSize(prof.Memory))
+	fit := func(setting, value, why string) {
+		for i, s := range prof.Settings {
+			if s.Name == setting && s.Value != value {
+				if log != nil {
+					fmt.Fprintf(log, "perf: storage profile %s: %s = %s, not %s: %s\n", name, setting, value, s.Value, why)
+				}
+				prof.Settings[i].Value = value
 			}
-			prof.Settings[i].Value = fit
+		}
+	}
+	if total > 0 && total < prof.Memory {
+		fit("effective_cache_size", storagecli.FormatSetting(total/4*3/(1<<20)*(1<<20)),
+			fmt.Sprintf("the machine has %s of memory, the profile assumes %s", storagecli.HumanSize(total), storagecli.HumanSize(prof.Memory)))
+	}
+	if free > 0 {
+		for _, s := range prof.Settings {
+			wal, err := storagecli.ParseSize(s.Value)
+			if s.Name != "max_wal_size" || err != nil || wal <= free/8 {
+				continue
+			}
+			const gib = int64(1) << 30
+			why := fmt.Sprintf("the disk holding the data has %s free", storagecli.HumanSize(free))
+			fitted := max(free/8/gib, 1) * gib
+			fit("max_wal_size", storagecli.FormatSetting(fitted), why)
+			// The WAL kept for reuse, as the profile sizes it from
+			// max_wal_size.
+			fit("min_wal_size", storagecli.FormatSetting(fitted/4), why)
+			break
 		}
 	}
 	return prof, nil
+}
+
+// diskFree is the space an unprivileged user may still write on the file
+// system holding path (0 where it cannot be told).
+func diskFree(path string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0
+	}
+	return int64(st.Bavail) * int64(st.Bsize) //nolint:unconvert // Bsize's type differs between systems
 }
 
 // profileSharedBuffers is the profile's shared_buffers in bytes (0 when it
@@ -207,8 +244,7 @@ func availableMemory() (int64, bool) {
 // database: its partitions' storage parameters, and the server settings
 // when they differ (a setting needing a restart is reported, not applied).
 func ApplyProfile(ctx context.Context, url, profile string, log io.Writer) error {
-	prof, err := machineProfile(profile, memoryBytes(), log)
-	if err != nil {
+	if _, err := storagecli.Named(profile); err != nil {
 		return err
 	}
 	conn, err := pgx.Connect(ctx, url)
@@ -216,6 +252,17 @@ func ApplyProfile(ctx context.Context, url, profile string, log io.Writer) error
 		return fmt.Errorf("apply storage profile %s: connect: %w", profile, err)
 	}
 	defer conn.Close(ctx)
+	// The server's data directory, when this machine holds it (a server
+	// elsewhere, or a role that may not read the setting: 0, not fitted).
+	var dir string
+	var free int64
+	if err := conn.QueryRow(ctx, `SELECT setting FROM pg_settings WHERE name = 'data_directory'`).Scan(&dir); err == nil && dir != "" {
+		free = diskFree(dir)
+	}
+	prof, err := machineProfile(profile, memoryBytes(), free, log)
+	if err != nil {
+		return err
+	}
 	res, err := storagecli.Apply(ctx, conn, prof, storagecli.ApplyOptions{})
 	if err != nil {
 		return fmt.Errorf("apply storage profile %s: %w", profile, err)

@@ -13,9 +13,11 @@
 -- equality, which prunes the partitions. An SQL
 -- function the planner inlines into lb_search_run's static statement, so
 -- its plan is kept for the session instead of a statement built as text
--- and planned on every call. The Domain and branch are compared as bigint
--- for the GIN index, as in lb_search_or_sql; with one word the GIN read is
--- not run (a one-time filter).
+-- and planned on every call. The Domain is compared as bigint, as in
+-- lb_search_or_sql, so the GIN index is scanned for the words alone, not
+-- for its btree_gin entries of the Domain (the branch, as branch_id + 0,
+-- is none of its entries either); with one word the GIN read is not run
+-- (a one-time filter).
 CREATE OR REPLACE FUNCTION lb_search_or(d integer, b integer, p_words text[], p_counts bigint[], term tsquery, p_limit integer)
  RETURNS TABLE(key text, kind text, title text, score real, match text, corrections jsonb, ranked integer, truncated boolean)
  LANGUAGE sql

@@ -87,8 +87,11 @@ DECLARE
     own_all boolean;
     chg_all boolean;
     settled boolean;
-    -- A one-term query's word and its corrections.
+    -- A one-term query's word and its corrections, and those the base
+    -- holds with their Records.
     tw text[] := CASE WHEN cardinality(words) = 1 THEN ARRAY[words[1]] || ARRAY(SELECT jsonb_array_elements_text(corrs[1])) END;
+    ow text[];
+    oc bigint[];
 BEGIN
     IF terms IS NULL OR NOT EXISTS (SELECT 1 FROM refs x WHERE x.domain_id = d AND x.id = ov AND x.mode = 'overlay') THEN
         RETURN QUERY SELECT * FROM lb_search_run(d, ov, false, bs, cs, hs, terms, words, corrs, corr, p_kind, p_limit,
@@ -208,6 +211,93 @@ BEGIN
             truncated := false;
             RETURN NEXT;
             RETURN;
+        END IF;
+    END IF;
+    IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text <> lb_lexeme(words[1])
+       AND terms[1]::text = (SELECT string_agg(lb_lexeme(v), ' | ') FROM unnest(tw) v)::tsquery::text THEN
+        -- A word and its corrections (a misspelled word) whose base holds
+        -- one or two of them, where lb_search_run would answer the base by
+        -- lb_search_or: in one static statement as the one-word statement
+        -- above, the base's best p_limit + 4 from lb_search_or (the first
+        -- call of the loop below) with whether the overlay decides each
+        -- key, the overlay's own candidates from its postings (as the
+        -- branch below reads them) and the base's changed keys that match,
+        -- merged by rank and key. Unsettled, the loop runs.
+        SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(d, base, tw) p;
+        IF coalesce(cardinality(ow), 0) BETWEEN 1 AND 2 AND lb_search_or_ok(d, base, oc, p_candidates) THEN
+            settled := NULL;
+            FOR r IN
+                WITH bw AS (
+                    SELECT o.key, o.kind, o.title, o.score, o.ranked,
+                           CASE WHEN own_all THEN coalesce(o.key = ANY (own_keys), false)
+                                ELSE EXISTS (SELECT 1 FROM mat_records u
+                                              WHERE u.domain_id = d AND u.branch_id = ov AND u.key = o.key) END
+                           OR CASE WHEN chg_all THEN coalesce(o.key = ANY (chg_keys), false)
+                                   ELSE coalesce((SELECT m.iseq > cut AND NOT coalesce(m.created_seq <= cs[2] AND NOT m.deleted
+                                                          AND CASE jsonb_array_length(katts -> m.kind::text)
+                                                              WHEN 1 THEN coalesce((m.lineage ->> (katts -> m.kind::text ->> 0))::numeric <= cs[2], false)
+                                                              ELSE (SELECT bool_and(coalesce((m.lineage ->> a.a)::numeric <= cs[2], false))
+                                                                      FROM jsonb_array_elements_text(katts -> m.kind::text) a(a)) END, false)
+                                                    FROM mat_records m
+                                                   WHERE m.domain_id = d AND m.branch_id = base AND m.key = o.key), false) END AS dr
+                      FROM lb_search_or(d, base, ow, oc, terms[1], p_limit + 4) o),
+                own AS (
+                    SELECT m.key::text AS key, m.kind::text AS kind, m.title, ts_rank(m.search, or_q) AS score
+                      FROM (SELECT p.key FROM unnest(tw) w(w)
+                             CROSS JOIN LATERAL (SELECT s.key FROM mat_search_words s
+                                                  WHERE s.domain_id = d AND s.branch_id = ov AND s.word = w.w
+                                                  ORDER BY s.score DESC, s.key LIMIT p_limit) p
+                            UNION
+                            SELECT s.key FROM mat_search_words s
+                             WHERE s.domain_id = d AND s.branch_id = ov AND s.word = ANY (tw)
+                             GROUP BY s.key HAVING count(*) > 1) c
+                      JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = c.key AND NOT m.deleted),
+                chg AS (
+                    SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q) AS score
+                      FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c),
+                x AS (
+                    SELECT (SELECT count(*) FROM bw) < p_limit + 4 OR (SELECT count(*) FROM bw WHERE NOT bw.dr) >= p_limit AS settled,
+                           coalesce((SELECT max(bw.ranked) FROM bw), 0)
+                           + (SELECT count(*) FROM chg)::int
+                           + (SELECT count(DISTINCT s.key) FROM mat_search_words s
+                               WHERE s.domain_id = d AND s.branch_id = ov AND s.word = ANY (tw))::int AS total)
+                SELECT v.key AS k, v.kind, v.title, v.score AS s, x.settled, x.total
+                  FROM x
+                  LEFT JOIN LATERAL (
+                       SELECT y.key, y.kind, y.title, y.score
+                         FROM (SELECT bw.key::text AS key, bw.kind::text AS kind, bw.title, bw.score FROM bw WHERE NOT bw.dr
+                               UNION ALL
+                               SELECT own.key, own.kind, own.title, own.score FROM own
+                               UNION ALL
+                               SELECT chg.key, chg.kind, chg.title, chg.score FROM chg) y
+                        ORDER BY y.score DESC, y.key COLLATE "C"
+                        LIMIT p_limit) v ON x.settled
+                 ORDER BY v.score DESC, v.key COLLATE "C"
+            LOOP
+                settled := r.settled;
+                EXIT WHEN NOT settled OR r.k IS NULL;
+                key := r.k;
+                kind := r.kind;
+                title := r.title;
+                score := r.s;
+                match := 'full';
+                corrections := NULL;
+                ranked := r.total;
+                truncated := false;
+                RETURN NEXT;
+            END LOOP;
+            IF settled THEN
+                key := NULL;
+                kind := NULL;
+                title := NULL;
+                score := NULL;
+                match := 'corrections';
+                corrections := coalesce(corr, '{}');
+                ranked := r.total;
+                truncated := false;
+                RETURN NEXT;
+                RETURN;
+            END IF;
         END IF;
     END IF;
     IF nt = 1 AND coalesce(p_kind, '') = '' AND terms[1]::text = lb_lexeme(words[1]) THEN

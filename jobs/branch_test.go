@@ -495,6 +495,7 @@ func TestCopyBegunBeforeTheLanesResumes(t *testing.T) {
 		return nil
 	}}
 	require.ErrorIs(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}), stop)
+	f.settleLanes(t, b)
 	// As the copy of before the lanes left it: in the Records at the
 	// Records lane's position, no other table copied yet.
 	for _, tbl := range []string{"mat_links", "mat_history", "mat_link_history"} {
@@ -729,6 +730,7 @@ func TestDeletingACopyStopsItsCopy(t *testing.T) {
 		return nil
 	}}
 	require.ErrorIs(t, c.Run(ctx, jobs.MaterializeArgs{DomainID: f.domain, BranchID: b}), stop)
+	f.settleLanes(t, b)
 	copied := f.count(t, `SELECT (SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2)
 		+ (SELECT count(*) FROM mat_links WHERE domain_id = $1 AND branch_id = $2)`, f.domain, b)
 	require.Positive(t, copied)

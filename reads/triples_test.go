@@ -300,3 +300,95 @@ func TestSearchTripleStatements(t *testing.T) {
 	require.NotContains(t, top, "Sort", top)
 	require.NotContains(t, top, "Bitmap", top)
 }
+
+// cappedParts writes n Parts for TestSearchTriplesOrderCappedPlateaus:
+// three words, each once in the names of a few Records (a small top
+// plateau, never all three in one Record) and once in the notes of many:
+// ua in two thirds of the Records, ub in a sixth, uc in a twenty-fourth,
+// the Records holding uc in their notes holding the other two there too.
+func cappedParts(n int) []change {
+	var out []change
+	for i := range n {
+		var name, note []string
+		switch {
+		case i%40 == 0:
+			name = append(name, "ua")
+		case i%50 == 7:
+			name = append(name, "ub")
+		case i%30 == 11:
+			name = append(name, "uc")
+		}
+		if i%3 != 0 {
+			note = append(note, "ua")
+		}
+		if i%6 == 1 {
+			note = append(note, "ub")
+		}
+		if i%24 == 1 {
+			note = append(note, "uc")
+		}
+		out = append(out, put("Part", fmt.Sprintf("C-%05d", i), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
+	}
+	return out
+}
+
+// TestSearchTriplesOrderCappedPlateaus: plateaus counted only up to the cap
+// rank by how far their counted keys reach, so the postings a call reads
+// do not depend on the order of the query's words (ranked by word order,
+// the meeting of the notes' plateaus merged the first word's, however much
+// larger than the others'), and the answer stays the exhaustive ranking.
+func TestSearchTriplesOrderCappedPlateaus(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "triples-capped")
+	f.commit("alice", "", cappedParts(4800)...)
+	_, err := s.Pool.Exec(f.ctx, `VACUUM ANALYZE mat_search_words`)
+	require.NoError(t, err)
+
+	// The postings one call reads from the rank index (this transaction's
+	// index tuples), its keys and scores, with sizes counted up to count.
+	call := func(w [3]string, count int) (read int64, keys []string, scores []float64) {
+		// The counters of the backend's statistics not yet reported,
+		// read before and after the call in one transaction.
+		const returned = `SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)::bigint
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relname LIKE 'mat_search_words%'`
+		var before, after int64
+		require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
+			if err := tx.QueryRow(f.ctx, returned).Scan(&before); err != nil {
+				return err
+			}
+			if err := tx.QueryRow(f.ctx, `SELECT keys, scores FROM lb_search_triples($1, $2, $3, 20, 0, $4, 256, 1 << 30)`,
+				f.domain, f.branch, w[:], count).Scan(&keys, &scores); err != nil {
+				return err
+			}
+			return tx.QueryRow(f.ctx, returned).Scan(&after)
+		}))
+		return after - before, keys, scores
+	}
+	perms := [][3]string{{"ua", "ub", "uc"}, {"ua", "uc", "ub"}, {"ub", "ua", "uc"},
+		{"ub", "uc", "ua"}, {"uc", "ua", "ub"}, {"uc", "ub", "ua"}}
+	for _, count := range []int{16, 64} {
+		var least, most int64
+		for _, w := range perms {
+			// The session's plans settled first (PL/pgSQL plans its
+			// statements for the first calls' values, then keeps one).
+			for range 6 {
+				call(w, count)
+			}
+			read, keys, scores := call(w, count)
+			sums := tripleSums(t, s, f, w)
+			require.Greater(t, len(sums), 100)
+			require.Len(t, keys, 20)
+			for i := range keys {
+				require.InDelta(t, sums[i], scores[i], 1e-6, "%v count %d: %d-th best", w, count, i)
+			}
+			if least == 0 || read < least {
+				least = read
+			}
+			most = max(most, read)
+			t.Logf("%v count %d: %d postings read", w, count, read)
+		}
+		require.LessOrEqual(t, float64(most), 1.1*float64(least), "count %d: postings read by word order", count)
+	}
+}

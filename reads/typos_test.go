@@ -132,3 +132,68 @@ func TestSearchTwoCorrections(t *testing.T) {
 	require.Equal(t, int64(1), got["lb_search_or_ok"], "%v", got)
 	require.Zero(t, got["lb_search_or_sql"], "%v", got)
 }
+
+// TestSearchMisspelledBesideCommonWord: a misspelled common word beside a
+// common word (the misspelling ORed with a common correction and a rarer
+// one, and a word in many Records) ranks its full matches from the two
+// common words' plateaus and the few Records holding the rarer
+// correction, not from a walk of the postings: what it returns is the
+// exhaustive ranking, at every limit, in this Domain only.
+func TestSearchMisspelledBesideCommonWord(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "beside-common")
+	var changes []change
+	for i := range 900 {
+		var name, note []string
+		switch {
+		case i%10 == 0:
+			name = append(name, "gasket", "gasket")
+		case i%2 == 0:
+			name = append(name, "gasket")
+		case i%7 == 1:
+			note = append(note, "gasket")
+		}
+		if i%45 == 4 || i%45 == 9 || i == 10 {
+			note = append(note, "gaskets")
+		}
+		switch {
+		case i%9 == 0:
+			name = append(name, "supply", "supply")
+		case i%3 == 0:
+			note = append(note, "supply")
+		case i%4 == 1:
+			name = append(name, "supply")
+		}
+		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
+	}
+	f.commit("alice", "", changes...)
+	f.commit("bob", "", del("P-000"), patch("P-037", map[string]any{"name": "gaskets supply supply gaskets", "note": ""}))
+	other := f.sharingPartition(t, s, "beside-common-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply gasket"}))
+	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets"}))
+
+	// Two candidates: gasket and supply are common (16 Records or more),
+	// gaskets rare (fewer than 64), and the terms would meet in more than 4.
+	r := reads.New(s, reads.Config{SearchCandidates: 2})
+	const q = "gaskte supply"
+	for _, limit := range []int{1, 3, 10, 40, 100} {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"gasket", "gaskets"}, res.Corrections["gaskte"])
+		require.False(t, res.Truncated)
+		want := rankByWords(t, s, f, q, limit)
+		require.NotEmpty(t, want)
+		// The other Domain's P-001 and P-002, which would rank first,
+		// would carry their own scores, not this Domain's.
+		requireSameRanking(t, s, f, q, want, res.Results)
+	}
+	// The path: the pair's plateaus and the GIN index's read of the rarer
+	// correction's Records, no walk of the postings.
+	got := functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_full_keys", "lb_search_postings"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
+	})
+	require.Equal(t, int64(1), got["lb_search_pairs"], "%v", got)
+	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
+	require.Zero(t, got["lb_search_postings"], "%v", got)
+}

@@ -52,6 +52,12 @@ DECLARE
     ts double precision[];
     tn int;
     tw text[];
+    cw text[];
+    ck text[];
+    cn bigint;
+    one_term boolean;
+    rare_q text;
+    rare_n bigint;
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -193,6 +199,40 @@ BEGIN
                 -- or reading would pass its budget (the walk below).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
+            ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2
+                  AND coalesce(nrec > 0 AND est < 2::double precision * p_candidates, false) IS NOT TRUE THEN
+                -- Two terms, the most common word of each in 8 × p_candidates
+                -- Records or more, the others (a misspelled word's other
+                -- corrections) in fewer than 32 × p_candidates in all, as in
+                -- a misspelled common word beside a common one (Setel
+                -- Supply: steel or set or setel, and supply). A full match
+                -- holds the two common words or one of the others. Those
+                -- holding one of the others are few: the GIN index reads
+                -- them all. Those holding none score what the two common
+                -- words' postings say, so the best p_limit of them are the
+                -- best p_limit of the pair's plateaus (lb_search_pairs): a
+                -- Record scoring less than p_limit of those by the two words
+                -- scores less than them in full, whatever else it holds.
+                -- Both sets are ranked together below by ts_rank.
+                SELECT array_agg(x.w ORDER BY x.mask) FILTER (WHERE x.rk = 1),
+                       min(x.n) FILTER (WHERE x.rk = 1),
+                       string_agg(lb_lexeme(x.w), ' | ') FILTER (WHERE x.rk > 1),
+                       coalesce(sum(x.n) FILTER (WHERE x.rk > 1), 0),
+                       bool_and(x.mask IN (1, 2))
+                  INTO cw, cn, rare_q, rare_n, one_term
+                  FROM (SELECT u.w, u.mask, coalesce(l.records, 0) AS n,
+                               row_number() OVER (PARTITION BY u.mask ORDER BY coalesce(l.records, 0) DESC, u.w) AS rk
+                          FROM unnest(pw, pm) u(w, mask)
+                          LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w) x;
+                IF one_term AND cardinality(cw) = 2 AND cn >= 8::bigint * p_candidates AND rare_q IS NOT NULL
+                   AND rare_n < 32::bigint * p_candidates THEN
+                    SELECT p.keys, p.complete INTO ck, paired FROM lb_search_pairs(c.d, c.b, cw[1], cw[2], p_limit) p;
+                    IF ck IS NOT NULL THEN
+                        SELECT f.keys INTO fk
+                          FROM lb_search_full_keys(c.d, c.b, full_q && rare_q::tsquery, or_q, rare_n::int + 1) f;
+                        fk := ARRAY(SELECT DISTINCT x.k FROM unnest(ck || fk) x(k));
+                    END IF;
+                END IF;
             END IF;
             IF fk IS NOT NULL THEN
                 FOR r IN

@@ -197,3 +197,75 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)
 }
+
+// TestSearchMisspelledTierPairs: three terms, one the OR of a misspelled
+// word's corrections, held all three by fewer Records than the partial
+// matches follow after: the second tier (Records holding two terms) comes
+// from the pairs of the terms' most common words and the GIN index's read
+// of the few Records holding the rarer correction, not a walk of the
+// postings, and is the exhaustive ranking at every limit.
+func TestSearchMisspelledTierPairs(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "tier-pairs-typo")
+	var changes []change
+	for i := range 900 {
+		var name, note []string
+		switch {
+		case i%10 == 0:
+			name = append(name, "gasket", "gasket")
+		case i%2 == 0:
+			name = append(name, "gasket")
+		case i%7 == 1:
+			note = append(note, "gasket")
+		}
+		if i%45 == 4 || i%45 == 9 || i == 1 {
+			// i == 1 holds the three terms, gaskets among them.
+			note = append(note, "gaskets")
+		}
+		switch {
+		case i%9 == 0:
+			name = append(name, "supply", "supply")
+		case i%3 == 0:
+			note = append(note, "supply")
+		case i%4 == 1:
+			name = append(name, "supply")
+		}
+		switch {
+		case i%12 == 11:
+			note = append(note, "valve")
+		case i%36 == 1:
+			name = append(name, "valve")
+		}
+		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
+	}
+	f.commit("alice", "", changes...)
+	other := f.sharingPartition(t, s, "tier-pairs-typo-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply gasket"}))
+	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"}))
+
+	const q = "gaskte supply valve"
+	var full int
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted
+		AND search @@ '(gasket | gaskets) & supply & valve'::tsquery`, f.domain, f.branch).Scan(&full))
+	require.Positive(t, full)
+	require.Less(t, full, 5, "fewer than the partial matches follow after")
+	r := reads.New(s, reads.Config{SearchCandidates: 2})
+	for _, limit := range []int{5, 8, 20, 60, 100} {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"gasket", "gaskets"}, res.Corrections["gaskte"])
+		require.False(t, res.Truncated)
+		want := rankByWords(t, s, f, q, limit)
+		require.Len(t, want, limit)
+		// The other Domain's P-001 and P-002 would carry their own
+		// scores, not this Domain's.
+		requireSameRanking(t, s, f, q, want, res.Results)
+	}
+	got := functionCalls(t, f, "all", []string{"lb_search_tier_pairs", "lb_search_full_keys", "lb_search_tiers"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
+	})
+	require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)
+	require.Equal(t, int64(2), got["lb_search_full_keys"], "the full matches and the rarer correction's: %v", got)
+	require.Zero(t, got["lb_search_tiers"], "%v", got)
+}

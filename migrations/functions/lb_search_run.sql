@@ -56,6 +56,7 @@ DECLARE
     ck text[];
     cn bigint;
     one_term boolean;
+    others_tier boolean := false;
     rare_q text;
     rare_n bigint;
 BEGIN
@@ -214,16 +215,8 @@ BEGIN
                 -- Record scoring less than p_limit of those by the two words
                 -- scores less than them in full, whatever else it holds.
                 -- Both sets are ranked together below by ts_rank.
-                SELECT array_agg(x.w ORDER BY x.mask) FILTER (WHERE x.rk = 1),
-                       min(x.n) FILTER (WHERE x.rk = 1),
-                       string_agg(lb_lexeme(x.w), ' | ') FILTER (WHERE x.rk > 1),
-                       coalesce(sum(x.n) FILTER (WHERE x.rk > 1), 0),
-                       bool_and(x.mask IN (1, 2))
-                  INTO cw, cn, rare_q, rare_n, one_term
-                  FROM (SELECT u.w, u.mask, coalesce(l.records, 0) AS n,
-                               row_number() OVER (PARTITION BY u.mask ORDER BY coalesce(l.records, 0) DESC, u.w) AS rk
-                          FROM unnest(pw, pm) u(w, mask)
-                          LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w) x;
+                SELECT h.heads, h.heads_min, h.others, h.others_n, h.single INTO cw, cn, rare_q, rare_n, one_term
+                  FROM lb_search_term_heads(c.d, c.b, pw, pm) h;
                 IF one_term AND cardinality(cw) = 2 AND cn >= 8::bigint * p_candidates AND rare_q IS NOT NULL
                    AND rare_n < 32::bigint * p_candidates THEN
                     SELECT p.keys, p.complete INTO ck, paired FROM lb_search_pairs(c.d, c.b, cw[1], cw[2], p_limit) p;
@@ -327,9 +320,31 @@ BEGIN
                 IF n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) = 3 AND cardinality(pw) = 3
                    AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7 THEN
                     tw := lb_search_tier_words(c.d, c.b, pw, nrec, 7::double precision * p_candidates);
+                ELSIF n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) = 3 AND cardinality(pw) > 3 THEN
+                    -- Three terms, one or more the OR of a misspelled word's
+                    -- corrections: the pairs of the terms' most common words
+                    -- (lb_search_term_heads), when the words other than those
+                    -- are in fewer than 32 × p_candidates Records in all. A
+                    -- Record holding two terms holds two of those words, or
+                    -- one of the others: the pairs rank the first by the two
+                    -- words' postings (a Record holding one of the others
+                    -- beside them scores more than they say, and is read
+                    -- below), the GIN index reads the second.
+                    SELECT h.heads, h.others, h.others_n, h.single INTO cw, rare_q, rare_n, one_term
+                      FROM lb_search_term_heads(c.d, c.b, pw, pm) h;
+                    IF one_term AND cardinality(cw) = 3 AND rare_q IS NOT NULL AND rare_n < 32::bigint * p_candidates THEN
+                        tw := lb_search_tier_words(c.d, c.b, cw, nrec, 7::double precision * p_candidates);
+                        others_tier := tw IS NOT NULL;
+                    END IF;
                 END IF;
                 IF tw IS NOT NULL THEN
                     SELECT z.keys, z.scores, z.ranked INTO tk, ts, tn FROM lb_search_tier_pairs(c.d, c.b, tw, fk, p_limit - n) z;
+                    IF tk IS NOT NULL AND others_tier THEN
+                        SELECT f.keys INTO ck
+                          FROM lb_search_full_keys(c.d, c.b, rare_q::tsquery && lb_search_atleast(terms, 2), or_q, rare_n::int + 1) f;
+                        tk := ARRAY(SELECT DISTINCT x.k FROM unnest(tk || ck) x(k) WHERE x.k <> ALL (coalesce(fk, '{}')));
+                        tn := tn + cardinality(ck);
+                    END IF;
                     IF tk IS NOT NULL THEN
                         total := total + tn;
                         FOR r IN

@@ -2,7 +2,9 @@ package reads_test
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -104,4 +106,79 @@ func TestSearchTierWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSearchTierPairsOnALargeBranch: on a branch of 3,000 ×
+// search_candidates Records or more the second tier comes from the pairs
+// of the words' score plateaus however few Records the words are expected
+// to meet in (the walk of their postings grows with the branch), and the
+// answer is the exhaustive ranking.
+func TestSearchTierPairsOnALargeBranch(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "tier-pairs-large")
+	var changes []change
+	for i := range 3000 {
+		var name, note []string
+		if i%30 == 0 {
+			name = append(name, "ka")
+			if i%150 == 0 {
+				name = append(name, "ka")
+			}
+		}
+		if i%60 == 0 || i%60 == 7 {
+			note = append(note, "kb")
+			if i%180 == 7 {
+				name = append(name, "kb")
+			}
+		}
+		if i%1500 == 0 || i%90 == 45 || i%120 == 7 {
+			note = append(note, "kc")
+			if i%270 == 45 {
+				name = append(name, "kc")
+			}
+		}
+		changes = append(changes, put("Part", fmt.Sprintf("P-%04d", (i*37)%3000), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
+	}
+	f.commit("alice", "", changes...)
+	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
+		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
+		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
+	require.NoError(t, err)
+	var records, ka, kb float64
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_records($1, $2),
+		(SELECT records FROM mat_lexicon WHERE domain_id = $1 AND branch_id = $2 AND word = 'ka'),
+		(SELECT records FROM mat_lexicon WHERE domain_id = $1 AND branch_id = $2 AND word = 'kb')`, f.domain, f.branch).Scan(&records, &ka, &kb))
+	require.Equal(t, 3000.0, records)
+	require.Less(t, ka*kb/records, 7.0, "expected to meet in fewer than 7 × candidates")
+	// More Records hold some word than 8 × partial candidates: not the
+	// GIN index's partial tiers.
+	require.Greater(t, ka+kb, 8.0*20)
+
+	const q = "ka kb kc"
+	r := reads.New(s, reads.Config{SearchCandidates: 1, PartialMinResults: 5, PartialCandidates: 20})
+	for _, limit := range []int{1, 5, 20, 60} {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+		require.NoError(t, err)
+		require.False(t, res.Truncated)
+		want := rankByWords(t, s, f, q, limit)
+		require.Len(t, want, limit)
+		requireSameRanking(t, s, f, q, want, res.Results)
+	}
+	calls := func(candidates int) map[string]int64 {
+		return functionCalls(t, f, "all", []string{"lb_search_tier_pairs", "lb_search_tiers"}, func(ctx context.Context, tx pgx.Tx) error {
+			return drain(tx.Query(ctx, `SELECT * FROM lb_search('main', $1, '', 20, NULL, $2, 5, 20)`, q, candidates))
+		})
+	}
+	got := calls(1)
+	require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)
+	require.Zero(t, got["lb_search_tiers"], "%v", got)
+	// Two candidates: a branch of fewer than 3,000 × candidates Records,
+	// and the words expected to meet in fewer than 7 × candidates: the walk.
+	got = calls(2)
+	require.Zero(t, got["lb_search_tier_pairs"], "%v", got)
+	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 }

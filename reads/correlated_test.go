@@ -44,12 +44,7 @@ func TestSearchCorrelatedWords(t *testing.T) {
 	// Main's Record counters (the fixture's commits keep none): the choice
 	// of path reads them (1,000 Records; each word in 190: 6.9 expected to
 	// hold all three).
-	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
-		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
-		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
-		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
-		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
-	require.NoError(t, err)
+	f.keepCounters()
 	other := f.sharingPartition(t, s, "correlated-other", put("Part", "P-0000", map[string]any{"name": "alpha beta gamma"}))
 	var hostile []change
 	for i := range 40 {

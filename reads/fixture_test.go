@@ -102,6 +102,19 @@ func newFixture(t testing.TB, s *store.Store, domain string) *fixture {
 	return f
 }
 
+// keepCounters gives the fixture's branch the Record counters the commit
+// pipeline keeps (its own commits keep none), counted from its rows now:
+// the search's choice of path reads them.
+func (f *fixture) keepCounters() {
+	f.t.Helper()
+	_, err := f.s.Pool.Exec(f.ctx, `WITH c AS (
+		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
+		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
+		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
+		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
+	require.NoError(f.t, err)
+}
+
 // on is the fixture writing to another branch of the Domain.
 func (f *fixture) on(name string) *fixture {
 	g := *f

@@ -361,12 +361,7 @@ func TestSearchOneWordWithCorrections(t *testing.T) {
 	f.commit("bob", "", del("P-001"), patch("P-002", map[string]any{"name": "aluminum aluminum aluminum aluminum"}))
 	// Main's Record counters (the fixture's commits keep none), which the
 	// choice of path reads.
-	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
-		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
-		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
-		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
-		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
-	require.NoError(t, err)
+	f.keepCounters()
 
 	// Another Domain whose rows share the partition of this one's holds
 	// the best Records for the corrections: the GIN index, scanned for the

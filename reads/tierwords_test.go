@@ -30,12 +30,7 @@ func TestSearchTierWords(t *testing.T) {
 	f.commit("alice", "", tierParts(900)...)
 	// Main's Record counters (the fixture's commits keep none): the choice
 	// of path reads them.
-	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
-		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
-		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
-		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
-		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
-	require.NoError(t, err)
+	f.keepCounters()
 
 	// The meeting expected of the two most common words held, as
 	// lb_search_tier_words reckons it.
@@ -142,12 +137,7 @@ func TestSearchTierPairsOnALargeBranch(t *testing.T) {
 			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
 	}
 	f.commit("alice", "", changes...)
-	_, err := s.Pool.Exec(f.ctx, `WITH c AS (
-		INSERT INTO mat_counts (domain_id, branch_id, kind, records)
-		SELECT domain_id, branch_id, kind, count(*) FROM mat_records
-		 WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted GROUP BY 1, 2, 3)
-		UPDATE refs SET counts_from = head_seq WHERE domain_id = $1 AND id = $2`, f.domain, f.branch)
-	require.NoError(t, err)
+	f.keepCounters()
 	var records, ka, kb float64
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_records($1, $2),
 		(SELECT records FROM mat_lexicon WHERE domain_id = $1 AND branch_id = $2 AND word = 'ka'),

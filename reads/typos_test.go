@@ -133,6 +133,30 @@ func TestSearchTwoCorrections(t *testing.T) {
 	require.Zero(t, got["lb_search_or_sql"], "%v", got)
 }
 
+// gasketSupply: the name and note words of the i-th Part of the tests of
+// a misspelled common word beside common words: gasket in more than half
+// the Parts, supply in more than half, each once or twice in the name or
+// once in the note.
+func gasketSupply(i int) (name, note []string) {
+	switch {
+	case i%10 == 0:
+		name = append(name, "gasket", "gasket")
+	case i%2 == 0:
+		name = append(name, "gasket")
+	case i%7 == 1:
+		note = append(note, "gasket")
+	}
+	switch {
+	case i%9 == 0:
+		name = append(name, "supply", "supply")
+	case i%3 == 0:
+		note = append(note, "supply")
+	case i%4 == 1:
+		name = append(name, "supply")
+	}
+	return name, note
+}
+
 // TestSearchMisspelledBesideCommonWord: a misspelled common word beside a
 // common word (the misspelling ORed with a common correction and a rarer
 // one, and a word in many Records) ranks its full matches from the two
@@ -145,25 +169,9 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	f := newFixture(t, s, "beside-common")
 	var changes []change
 	for i := range 900 {
-		var name, note []string
-		switch {
-		case i%10 == 0:
-			name = append(name, "gasket", "gasket")
-		case i%2 == 0:
-			name = append(name, "gasket")
-		case i%7 == 1:
-			note = append(note, "gasket")
-		}
+		name, note := gasketSupply(i)
 		if i%45 == 4 || i%45 == 9 || i == 10 {
 			note = append(note, "gaskets")
-		}
-		switch {
-		case i%9 == 0:
-			name = append(name, "supply", "supply")
-		case i%3 == 0:
-			note = append(note, "supply")
-		case i%4 == 1:
-			name = append(name, "supply")
 		}
 		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
 			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
@@ -210,26 +218,10 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	f := newFixture(t, s, "tier-pairs-typo")
 	var changes []change
 	for i := range 900 {
-		var name, note []string
-		switch {
-		case i%10 == 0:
-			name = append(name, "gasket", "gasket")
-		case i%2 == 0:
-			name = append(name, "gasket")
-		case i%7 == 1:
-			note = append(note, "gasket")
-		}
+		name, note := gasketSupply(i)
 		if i%45 == 4 || i%45 == 9 || i == 1 {
 			// i == 1 holds the three terms, gaskets among them.
 			note = append(note, "gaskets")
-		}
-		switch {
-		case i%9 == 0:
-			name = append(name, "supply", "supply")
-		case i%3 == 0:
-			note = append(note, "supply")
-		case i%4 == 1:
-			name = append(name, "supply")
 		}
 		switch {
 		case i%12 == 11:

@@ -204,6 +204,17 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	require.Equal(t, int64(1), got["lb_search_pairs"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)
+
+	// With the branch's Record counters: 900 Records, fewer than 3,000 ×
+	// candidates, where the walk of the postings measured faster (at 1M):
+	// the walk (whose budget, 32 × two candidates, this query passes: it
+	// answers truncated).
+	f.keepCounters()
+	got = functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_postings"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
+	})
+	require.Zero(t, got["lb_search_pairs"], "%v", got)
+	require.Equal(t, int64(1), got["lb_search_postings"], "%v", got)
 }
 
 // TestSearchMisspelledTierPairs: three terms, one the OR of a misspelled
@@ -260,4 +271,19 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)
 	require.Equal(t, int64(2), got["lb_search_full_keys"], "the full matches and the rarer correction's: %v", got)
 	require.Zero(t, got["lb_search_tiers"], "%v", got)
+
+	// With the branch's Record counters: fewer Records than 3,000 ×
+	// candidates, the walk; the same answer.
+	f.keepCounters()
+	for _, limit := range []int{5, 60} {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+		require.NoError(t, err)
+		require.False(t, res.Truncated)
+		requireSameRanking(t, s, f, q, rankByWords(t, s, f, q, limit), res.Results)
+	}
+	got = functionCalls(t, f, "all", []string{"lb_search_tier_pairs", "lb_search_tiers"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
+	})
+	require.Zero(t, got["lb_search_tier_pairs"], "%v", got)
+	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 }

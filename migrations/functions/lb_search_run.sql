@@ -58,6 +58,7 @@ DECLARE
     one_term boolean;
     others_tier boolean := false;
     tier_min double precision;
+    large boolean;
     rare_q text;
     rare_n bigint;
 BEGIN
@@ -167,6 +168,16 @@ BEGIN
             -- were the terms independent (over the branch's Records; 0
             -- when the branch keeps no counters: the GIN index is asked).
             nrec := lb_search_records(c.d, c.b);
+            -- A branch of 3,000 × p_candidates Records or more (or one
+            -- keeping no counters): a walk of common words' postings reads
+            -- more of them as the branch grows, the pairs of their score
+            -- plateaus far less, so the pairs take over from the walk
+            -- (below: a misspelled word beside common words, the second
+            -- tier of three terms). Measured at 1M (perf_seed_1m) the walk
+            -- was the faster (entity resolution p95 29.3-30.8 ms as owner
+            -- against 34.8-36.1 with the pairs), at 10M the pairs (Setel
+            -- Supply 480 -> 44 ms, Thni Bracket SA 127 -> 49).
+            large := coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates;
             SELECT min(x.n), sum(x.n),
                    CASE WHEN nrec > 0 THEN nrec * exp(sum(ln(greatest(x.n, 1)::double precision / nrec))) ELSE 0 END
               INTO rare, anyn, est
@@ -201,11 +212,12 @@ BEGIN
                 -- or reading would pass its budget (the walk below).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
-            ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2
+            ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large
                   AND coalesce(nrec > 0 AND est < 2::double precision * p_candidates, false) IS NOT TRUE THEN
-                -- Two terms, the most common word of each in 8 × p_candidates
-                -- Records or more, the others (a misspelled word's other
-                -- corrections) in fewer than 32 × p_candidates in all, as in
+                -- On a large branch (above), two terms, the most common word
+                -- of each in 8 × p_candidates Records or more, the others (a
+                -- misspelled word's other corrections) in fewer than
+                -- 32 × p_candidates in all, as in
                 -- a misspelled common word beside a common one (Setel
                 -- Supply: steel or set or setel, and supply). A full match
                 -- holds the two common words or one of the others. Those
@@ -324,14 +336,13 @@ BEGIN
                 -- postings as the branch grows, and at 10M ten calls of
                 -- entity resolution took 750 ms by the walk, 611 by the
                 -- pairs).
-                tier_min := CASE WHEN nrec >= 3000::bigint * p_candidates THEN 0
-                                 ELSE 7::double precision * p_candidates END;
+                tier_min := CASE WHEN large THEN 0 ELSE 7::double precision * p_candidates END;
                 IF n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) = 3 AND cardinality(pw) = 3
                    AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7 THEN
                     tw := lb_search_tier_words(c.d, c.b, pw, nrec, tier_min);
-                ELSIF n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) = 3 AND cardinality(pw) > 3 THEN
-                    -- Three terms, one or more the OR of a misspelled word's
-                    -- corrections: the pairs of the terms' most common words
+                ELSIF n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) = 3 AND cardinality(pw) > 3 AND large THEN
+                    -- On a large branch (above), three terms, one or more the
+                    -- OR of a misspelled word's corrections: the pairs of the terms' most common words
                     -- (lb_search_term_heads), when the words other than those
                     -- are in fewer than 32 × p_candidates Records in all. A
                     -- Record holding two terms holds two of those words, or

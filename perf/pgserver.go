@@ -73,6 +73,9 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if other, ok := nestedCluster(p.Dir); ok {
+			return "", fmt.Errorf("%s holds no perf server but %s does: pass --dir %s (or a directory of its own for a new server)", p.Dir, other, other)
+		}
 		if err := p.initdb(ctx); err != nil {
 			return "", err
 		}
@@ -303,8 +306,15 @@ func (p PerfServer) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Down stops the server and deletes Dir, seed databases included.
+// Down stops the server and deletes Dir, seed databases included. A Dir
+// that holds no server of its own but another server's directory (its
+// parent, given by mistake) is refused, and nothing is removed.
 func (p PerfServer) Down(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if other, ok := nestedCluster(p.Dir); ok {
+			return fmt.Errorf("%s holds no perf server but %s does: not removed (pass --dir %s to remove that one)", p.Dir, other, other)
+		}
+	}
 	if err := p.Stop(ctx); err != nil {
 		return err
 	}
@@ -313,6 +323,18 @@ func (p PerfServer) Down(ctx context.Context) error {
 	}
 	p.logf("perf-pg: removed %s", p.Dir)
 	return nil
+}
+
+// nestedCluster finds a perf server's directory one level below dir (a
+// cluster in dir/NAME/data): dir is then that server's parent, not a
+// server directory, and Up would start a new empty server beside it on the
+// same port while Down would delete it.
+func nestedCluster(dir string) (string, bool) {
+	m, err := filepath.Glob(filepath.Join(dir, "*", "data", "PG_VERSION"))
+	if err != nil || len(m) == 0 {
+		return "", false
+	}
+	return filepath.Dir(filepath.Dir(m[0])), true
 }
 
 func (p PerfServer) initdb(ctx context.Context) error {

@@ -45,6 +45,20 @@ func TestPerfServerUpDown(t *testing.T) {
 	require.NoError(t, err, "up on a running server")
 	require.Equal(t, url, again)
 
+	// The server's parent directory given by mistake: Up starts no new
+	// server beside it and Down removes nothing.
+	parent := perf.PerfServer{Dir: filepath.Dir(srv.Dir), Port: port}
+	_, err = parent.Up(ctx, "dev")
+	require.ErrorContains(t, err, "pass --dir "+srv.Dir)
+	require.ErrorContains(t, parent.Down(ctx), "not removed")
+	_, err = os.Stat(filepath.Join(parent.Dir, "data"))
+	require.ErrorIs(t, err, os.ErrNotExist, "no cluster made in the parent")
+	_, err = os.Stat(filepath.Join(srv.Dir, "data", "PG_VERSION"))
+	require.NoError(t, err, "the server's data kept")
+	conn, err = pgx.Connect(ctx, url)
+	require.NoError(t, err, "the server still running")
+	require.NoError(t, conn.Close(ctx))
+
 	// Stop keeps the data: a database made before it is there after Up.
 	conn, err = pgx.Connect(ctx, url)
 	require.NoError(t, err)

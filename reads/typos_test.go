@@ -287,3 +287,74 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	require.Zero(t, got["lb_search_tier_pairs"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 }
+
+// TestSearchMisspelledTwoCommonCorrections: a misspelled word whose two
+// corrections are both common ("lsat": slat and last, one swap each)
+// beside a common word ranks its full matches from the pair of each
+// correction with the other word, and the GIN index's read of the Records
+// holding both corrections: what it returns is the exhaustive ranking at
+// every limit, not truncated.
+func TestSearchMisspelledTwoCommonCorrections(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "two-common-corrections")
+	var changes []change
+	for i := range 900 {
+		_, note := gasketSupply(i)
+		var name []string
+		// Both corrections twice in the names of a few Records (i%36 ==
+		// 21), beside supply once in the note: each pair of words scores
+		// them below the Records holding a correction and supply twice in
+		// the name, the three words above.
+		switch {
+		case i%36 == 21:
+			name = append(name, "slat", "slat", "last", "last")
+		case i%36 == 33:
+			// last and supply twice each in the name, no slat.
+			name = append(name, "last", "last", "supply", "supply")
+		case i%15 == 0:
+			name = append(name, "slat", "slat")
+		case i%3 == 0:
+			name = append(name, "slat")
+		}
+		switch {
+		case i%20 == 3 && i%3 != 0:
+			name = append(name, "last")
+		case i%4 == 1 && i%3 != 0:
+			note = append(note, "last")
+		}
+		if i%9 == 0 {
+			name = append(name, "supply")
+		}
+		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
+	}
+	f.commit("alice", "", changes...)
+	other := f.sharingPartition(t, s, "two-common-corrections-other", put("Part", "P-001", map[string]any{"name": "slat last supply supply slat last"}))
+	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "last slat supply", "note": "slat supply last"}))
+
+	var both int
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted
+		AND search @@ 'slat & last & supply'::tsquery`, f.domain, f.branch).Scan(&both))
+	require.Positive(t, both, "Records holding both corrections beside supply")
+
+	const q = "lsat supply"
+	r := reads.New(s, reads.Config{SearchCandidates: 2})
+	for _, limit := range []int{1, 5, 20, 60, 100} {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+		require.NoError(t, err)
+		require.ElementsMatch(t, []string{"slat", "last"}, res.Corrections["lsat"])
+		require.False(t, res.Truncated)
+		want := rankByWords(t, s, f, q, limit)
+		require.Len(t, want, limit)
+		// The other Domain's P-001 and P-002 would carry their own
+		// scores, not this Domain's.
+		requireSameRanking(t, s, f, q, want, res.Results)
+	}
+	got := functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_full_keys", "lb_search_postings"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
+	})
+	require.Equal(t, int64(2), got["lb_search_pairs"], "a pair per correction: %v", got)
+	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
+	require.Zero(t, got["lb_search_postings"], "%v", got)
+}

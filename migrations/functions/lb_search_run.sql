@@ -55,6 +55,9 @@ DECLARE
     cw text[];
     ck text[];
     cn bigint;
+    cmask int[];
+    pc boolean;
+    extra text;
     one_term boolean;
     others_tier boolean := false;
     tier_min double precision;
@@ -214,30 +217,61 @@ BEGIN
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
             ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large
                   AND coalesce(nrec > 0 AND est < 2::double precision * p_candidates, false) IS NOT TRUE THEN
-                -- On a large branch (above), two terms, the most common word
-                -- of each in 8 × p_candidates Records or more, the others (a
-                -- misspelled word's other corrections) in fewer than
-                -- 32 × p_candidates in all, as in a misspelled common word
-                -- beside a common one (Setel Supply: steel or set or setel,
-                -- and supply). A full match
-                -- holds the two common words or one of the others. Those
-                -- holding one of the others are few: the GIN index reads
-                -- them all. Those holding none score what the two common
-                -- words' postings say, so the best p_limit of them are the
-                -- best p_limit of the pair's plateaus (lb_search_pairs): a
-                -- Record scoring less than p_limit of those by the two words
-                -- scores less than them in full, whatever else it holds.
-                -- Both sets are ranked together below by ts_rank.
-                SELECT h.heads, h.heads_min, h.others, h.others_n, h.single INTO cw, cn, rare_q, rare_n, one_term
-                  FROM lb_search_term_heads(c.d, c.b, pw, pm) h;
-                IF one_term AND cardinality(cw) = 2 AND cn >= 8::bigint * p_candidates AND rare_q IS NOT NULL
+                -- On a large branch (above), two terms whose other words
+                -- than their common ones (lb_search_term_commons: the most
+                -- common of each term in 8 × p_candidates Records or more,
+                -- and as many more as leave fewer than 32 × p_candidates
+                -- Records to the others) are a misspelled word's rarer
+                -- corrections, as in a misspelled common word beside a
+                -- common one (Setel Supply: steel, and set or setel, and
+                -- supply; Hosuing Trading: housing and hose, and hosuing,
+                -- and trading). A full match holds a common word of each
+                -- term and nothing else of the query, or one of the others,
+                -- or two common words of one term. The first score what the
+                -- two words' postings say, so the best p_limit of them are
+                -- within the best p_limit of that pair's plateaus
+                -- (lb_search_pairs, each pair of common words, at most
+                -- four): a Record scoring less than p_limit of those by the
+                -- two words scores less than them in full. The others and
+                -- the Records holding two common words of a term are few:
+                -- the GIN index reads them all (or, past 32 × p_candidates
+                -- more than the others hold, the walk below answers). All
+                -- are ranked together below by ts_rank.
+                SELECT h.words, h.masks, h.words_min, h.others, h.others_n, h.single
+                  INTO cw, cmask, cn, rare_q, rare_n, one_term
+                  FROM lb_search_term_commons(c.d, c.b, pw, pm, 32::bigint * p_candidates) h;
+                IF one_term AND cmask[1] = 1 AND cmask[cardinality(cmask)] = 2 AND cn >= 8::bigint * p_candidates
+                   AND (SELECT count(*) FILTER (WHERE m = 1) * count(*) FILTER (WHERE m = 2) FROM unnest(cmask) m) <= 4
                    AND rare_n < 32::bigint * p_candidates THEN
-                    SELECT p.keys, p.complete INTO ck, paired FROM lb_search_pairs(c.d, c.b, cw[1], cw[2], p_limit) p;
-                    IF ck IS NOT NULL THEN
-                        SELECT f.keys INTO fk
-                          FROM lb_search_full_keys(c.d, c.b, full_q && rare_q::tsquery, or_q, rare_n::int + 1) f;
-                        fk := ARRAY(SELECT DISTINCT x.k FROM unnest(ck || fk) x(k));
+                    ck := '{}';
+                    paired := true;
+                    <<pairs>>
+                    FOR i IN 1..cardinality(cw) LOOP
+                        CONTINUE WHEN cmask[i] <> 1;
+                        FOR j IN 1..cardinality(cw) LOOP
+                            CONTINUE WHEN cmask[j] <> 2;
+                            SELECT p.keys, p.complete INTO tk, pc FROM lb_search_pairs(c.d, c.b, cw[i], cw[j], p_limit) p;
+                            IF tk IS NULL THEN
+                                ck := NULL;
+                                EXIT pairs;
+                            END IF;
+                            ck := ck || tk;
+                            paired := paired AND pc;
+                        END LOOP;
+                    END LOOP;
+                    tk := NULL;
+                    -- The others, and two common words of one term.
+                    extra := concat_ws(' | ', rare_q,
+                                       (SELECT string_agg('(' || lb_lexeme(x.w) || ' & ' || lb_lexeme(y.w) || ')', ' | ')
+                                          FROM unnest(cw, cmask) x(w, m) JOIN unnest(cw, cmask) y(w, m) ON y.m = x.m AND y.w > x.w));
+                    IF ck IS NOT NULL AND extra IS NOT NULL THEN
+                        probe := (rare_n + 32::bigint * p_candidates)::int;
+                        SELECT f.keys INTO fk FROM lb_search_full_keys(c.d, c.b, full_q && extra::tsquery, or_q, probe + 1) f;
+                        IF cardinality(fk) > probe THEN
+                            ck := NULL;
+                        END IF;
                     END IF;
+                    fk := CASE WHEN ck IS NOT NULL THEN ARRAY(SELECT DISTINCT x.k FROM unnest(ck || coalesce(fk, '{}')) x(k)) END;
                 END IF;
             END IF;
             IF fk IS NOT NULL THEN

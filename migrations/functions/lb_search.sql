@@ -9,7 +9,7 @@
 -- from their postings' score plateaus: lb_search_pairs,
 -- lb_search_triples; a misspelled common word beside a common one from the
 -- pair of the terms' most common words and the GIN index's read of the
--- rarer corrections, lb_search_term_heads) and their partial matches
+-- rarer corrections, lb_search_term_commons) and their partial matches
 -- tier by tier from their postings (lb_search_tiers); elsewhere, with the
 -- RUM index present, the partial matches are read in rank order, tier by
 -- tier. An overlay read at its head over a base read at its head (one

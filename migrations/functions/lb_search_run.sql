@@ -377,16 +377,16 @@ BEGIN
                 ELSIF n < p_limit AND n < coalesce(p_partial_min, 0) AND cardinality(terms) = 3 AND cardinality(pw) > 3 AND large THEN
                     -- On a large branch (above), three terms, one or more the
                     -- OR of a misspelled word's corrections: the pairs of the
-                    -- terms' most common words (lb_search_term_heads), when
-                    -- the words other than those are in fewer than
-                    -- 32 × p_candidates Records in all. A Record holding two
-                    -- terms holds two of those words, or one of the others:
-                    -- the pairs rank the first by the two words' postings (a
-                    -- Record holding one of the others beside them scores
-                    -- more than they say, and is read below), the GIN index
-                    -- reads the second.
-                    SELECT h.heads, h.others, h.others_n, h.single INTO cw, rare_q, rare_n, one_term
-                      FROM lb_search_term_heads(c.d, c.b, pw, pm) h;
+                    -- terms' most common words, when the words other than
+                    -- those are in fewer than 32 × p_candidates Records in
+                    -- all (lb_search_term_commons: one common word a term).
+                    -- A Record holding two terms holds two of those words,
+                    -- or one of the others: the pairs rank the first by the
+                    -- two words' postings (a Record holding one of the others
+                    -- beside them scores more than they say, and is read
+                    -- below), the GIN index reads the second.
+                    SELECT h.words, h.others, h.others_n, h.single INTO cw, rare_q, rare_n, one_term
+                      FROM lb_search_term_commons(c.d, c.b, pw, pm, 32::bigint * p_candidates) h;
                     IF one_term AND cardinality(cw) = 3 AND rare_q IS NOT NULL AND rare_n < 32::bigint * p_candidates THEN
                         tw := lb_search_tier_words(c.d, c.b, cw, nrec, tier_min);
                         others_tier := tw IS NOT NULL;

@@ -207,6 +207,29 @@ func requireSameRanking(t *testing.T, s *store.Store, f *fixture, q string, want
 	}
 }
 
+// requireSearchExhaustive: at each limit r's search for q on main is not
+// truncated, corrects each misspelled word to the words corrections gives
+// it, and returns the exhaustive ranking (rankByWords: limit results when
+// filled, some otherwise), each Record with this Domain's own score.
+func requireSearchExhaustive(t *testing.T, s *store.Store, f *fixture, r *reads.Reader, q string, corrections map[string][]string, filled bool, limits ...int) {
+	t.Helper()
+	for _, limit := range limits {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+		require.NoError(t, err)
+		for w, c := range corrections {
+			require.ElementsMatch(t, c, res.Corrections[w])
+		}
+		require.False(t, res.Truncated)
+		want := rankByWords(t, s, f, q, limit)
+		if filled {
+			require.Len(t, want, limit)
+		} else {
+			require.NotEmpty(t, want)
+		}
+		requireSameRanking(t, s, f, q, want, res.Results)
+	}
+}
+
 // TestSearchPostingsWalk: a several-word search walks its words' postings
 // in rounds and stops when no Record left unread can enter the results;
 // what it returns is the exhaustive ranking, and when its budget runs out

@@ -32,6 +32,16 @@ func searchCalls(t *testing.T, f *fixture, branch string, queries []string, fns 
 	})
 }
 
+// searchCallsAt counts, as searchCalls does, the calls of each of fns
+// while lb_search answers q once on main at limit 20, with candidates and
+// partial candidates as given.
+func searchCallsAt(t *testing.T, f *fixture, q string, candidates, partialCandidates int, fns ...string) map[string]int64 {
+	t.Helper()
+	return functionCalls(t, f, "all", fns, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search('main', $1, '', 20, NULL, $2, 5, $3)`, q, candidates, partialCandidates))
+	})
+}
+
 // TestOneWordSearchBuildsNoStatement: a one-word search at a branch's head
 // (main, a copy, an overlay's base) reads the word's postings by a static
 // statement, whose plan the session keeps, not by a statement built as

@@ -150,18 +150,9 @@ func TestSearchTierPairsOnALargeBranch(t *testing.T) {
 
 	const q = "ka kb kc"
 	r := reads.New(s, reads.Config{SearchCandidates: 1, PartialMinResults: 5, PartialCandidates: 20})
-	for _, limit := range []int{1, 5, 20, 60} {
-		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
-		require.NoError(t, err)
-		require.False(t, res.Truncated)
-		want := rankByWords(t, s, f, q, limit)
-		require.Len(t, want, limit)
-		requireSameRanking(t, s, f, q, want, res.Results)
-	}
+	requireSearchExhaustive(t, s, f, r, q, nil, true, 1, 5, 20, 60)
 	calls := func(candidates int) map[string]int64 {
-		return functionCalls(t, f, "all", []string{"lb_search_tier_pairs", "lb_search_tiers"}, func(ctx context.Context, tx pgx.Tx) error {
-			return drain(tx.Query(ctx, `SELECT * FROM lb_search('main', $1, '', 20, NULL, $2, 5, 20)`, q, candidates))
-		})
+		return searchCallsAt(t, f, q, candidates, 20, "lb_search_tier_pairs", "lb_search_tiers")
 	}
 	got := calls(1)
 	require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)

@@ -185,22 +185,12 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	// gaskets rare (fewer than 64), and the terms would meet in more than 4.
 	r := reads.New(s, reads.Config{SearchCandidates: 2})
 	const q = "gaskte supply"
-	for _, limit := range []int{1, 3, 10, 40, 100} {
-		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
-		require.NoError(t, err)
-		require.ElementsMatch(t, []string{"gasket", "gaskets"}, res.Corrections["gaskte"])
-		require.False(t, res.Truncated)
-		want := rankByWords(t, s, f, q, limit)
-		require.NotEmpty(t, want)
-		// The other Domain's P-001 and P-002, which would rank first,
-		// would carry their own scores, not this Domain's.
-		requireSameRanking(t, s, f, q, want, res.Results)
-	}
+	// The other Domain's P-001 and P-002, which would rank first, would
+	// carry their own scores, not this Domain's.
+	requireSearchExhaustive(t, s, f, r, q, map[string][]string{"gaskte": {"gasket", "gaskets"}}, false, 1, 3, 10, 40, 100)
 	// The path: the pair's plateaus and the GIN index's read of the rarer
 	// correction's Records, no walk of the postings.
-	got := functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_full_keys", "lb_search_postings"}, func(ctx context.Context, tx pgx.Tx) error {
-		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
-	})
+	got := searchCallsAt(t, f, q, 2, 100, "lb_search_pairs", "lb_search_full_keys", "lb_search_postings")
 	require.Equal(t, int64(1), got["lb_search_pairs"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)
@@ -210,9 +200,7 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	// the walk (whose budget, 32 × two candidates, this query passes: it
 	// answers truncated).
 	f.keepCounters()
-	got = functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_postings"}, func(ctx context.Context, tx pgx.Tx) error {
-		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
-	})
+	got = searchCallsAt(t, f, q, 2, 100, "lb_search_pairs", "lb_search_postings")
 	require.Zero(t, got["lb_search_pairs"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_postings"], "%v", got)
 }
@@ -254,20 +242,10 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	require.Positive(t, full)
 	require.Less(t, full, 5, "fewer than the partial matches follow after")
 	r := reads.New(s, reads.Config{SearchCandidates: 2})
-	for _, limit := range []int{5, 8, 20, 60, 100} {
-		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
-		require.NoError(t, err)
-		require.ElementsMatch(t, []string{"gasket", "gaskets"}, res.Corrections["gaskte"])
-		require.False(t, res.Truncated)
-		want := rankByWords(t, s, f, q, limit)
-		require.Len(t, want, limit)
-		// The other Domain's P-001 and P-002 would carry their own
-		// scores, not this Domain's.
-		requireSameRanking(t, s, f, q, want, res.Results)
-	}
-	got := functionCalls(t, f, "all", []string{"lb_search_tier_pairs", "lb_search_full_keys", "lb_search_tiers"}, func(ctx context.Context, tx pgx.Tx) error {
-		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
-	})
+	// The other Domain's P-001 and P-002 would carry their own scores, not
+	// this Domain's.
+	requireSearchExhaustive(t, s, f, r, q, map[string][]string{"gaskte": {"gasket", "gaskets"}}, true, 5, 8, 20, 60, 100)
+	got := searchCallsAt(t, f, q, 2, 100, "lb_search_tier_pairs", "lb_search_full_keys", "lb_search_tiers")
 	require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)
 	require.Equal(t, int64(2), got["lb_search_full_keys"], "the full matches and the rarer correction's: %v", got)
 	require.Zero(t, got["lb_search_tiers"], "%v", got)
@@ -275,15 +253,8 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	// With the branch's Record counters: fewer Records than 3,000 ×
 	// candidates, the walk; the same answer.
 	f.keepCounters()
-	for _, limit := range []int{5, 60} {
-		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
-		require.NoError(t, err)
-		require.False(t, res.Truncated)
-		requireSameRanking(t, s, f, q, rankByWords(t, s, f, q, limit), res.Results)
-	}
-	got = functionCalls(t, f, "all", []string{"lb_search_tier_pairs", "lb_search_tiers"}, func(ctx context.Context, tx pgx.Tx) error {
-		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
-	})
+	requireSearchExhaustive(t, s, f, r, q, nil, false, 5, 60)
+	got = searchCallsAt(t, f, q, 2, 100, "lb_search_tier_pairs", "lb_search_tiers")
 	require.Zero(t, got["lb_search_tier_pairs"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 }
@@ -340,20 +311,10 @@ func TestSearchMisspelledTwoCommonCorrections(t *testing.T) {
 
 	const q = "lsat supply"
 	r := reads.New(s, reads.Config{SearchCandidates: 2})
-	for _, limit := range []int{1, 5, 20, 60, 100} {
-		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
-		require.NoError(t, err)
-		require.ElementsMatch(t, []string{"slat", "last"}, res.Corrections["lsat"])
-		require.False(t, res.Truncated)
-		want := rankByWords(t, s, f, q, limit)
-		require.Len(t, want, limit)
-		// The other Domain's P-001 and P-002 would carry their own
-		// scores, not this Domain's.
-		requireSameRanking(t, s, f, q, want, res.Results)
-	}
-	got := functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_full_keys", "lb_search_postings"}, func(ctx context.Context, tx pgx.Tx) error {
-		return drain(tx.Query(ctx, `SELECT * FROM lb_search($1, $2, '', $3, NULL, 2, 5, 100)`, "main", q, 20))
-	})
+	// The other Domain's P-001 and P-002 would carry their own scores, not
+	// this Domain's.
+	requireSearchExhaustive(t, s, f, r, q, map[string][]string{"lsat": {"slat", "last"}}, true, 1, 5, 20, 60, 100)
+	got := searchCallsAt(t, f, q, 2, 100, "lb_search_pairs", "lb_search_full_keys", "lb_search_postings")
 	require.Equal(t, int64(2), got["lb_search_pairs"], "a pair per correction: %v", got)
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)

@@ -33,6 +33,7 @@ DECLARE
     s text;
     pw text[];
     pm int[];
+    pn bigint[];
     plain boolean;
     or_q tsquery;
     rare bigint;
@@ -181,13 +182,18 @@ BEGIN
             -- against 34.8-36.1 with the pairs), at 10M the pairs (Setel
             -- Supply 480 -> 44 ms, Thni Bracket SA 127 -> 49).
             large := coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates;
+            -- The Records holding each word (the lexicon's counts, read
+            -- once: the paths below take them too).
+            pn := ARRAY(SELECT coalesce(l.records, 0)::bigint
+                          FROM unnest(pw) WITH ORDINALITY u(w, o)
+                          LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
+                         ORDER BY u.o);
             SELECT min(x.n), sum(x.n),
                    CASE WHEN nrec > 0 THEN nrec * exp(sum(ln(greatest(x.n, 1)::double precision / nrec))) ELSE 0 END
               INTO rare, anyn, est
-              FROM (SELECT t.t, sum(coalesce(l.records, 0)) AS n
+              FROM (SELECT t.t, sum(u.n) AS n
                       FROM generate_series(0, cardinality(terms) - 1) t(t)
-                      JOIN unnest(pw, pm) u(w, mask) ON u.mask & (1 << t.t) <> 0
-                      LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
+                      JOIN unnest(pw, pm, pn) u(w, mask, n) ON u.mask & (1 << t.t) <> 0
                      GROUP BY t.t) x;
             SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
             IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3
@@ -239,7 +245,7 @@ BEGIN
                 -- are ranked together below by ts_rank.
                 SELECT h.words, h.masks, h.words_min, h.others, h.others_n, h.single
                   INTO cw, cmask, cn, rare_q, rare_n, one_term
-                  FROM lb_search_term_commons(c.d, c.b, pw, pm, 32::bigint * p_candidates) h;
+                  FROM lb_search_term_commons(pw, pm, pn, 32::bigint * p_candidates) h;
                 IF one_term AND cmask[1] = 1 AND cmask[cardinality(cmask)] = 2 AND cn >= 8::bigint * p_candidates
                    AND (SELECT count(*) FILTER (WHERE m = 1) * count(*) FILTER (WHERE m = 2) FROM unnest(cmask) m) <= 4
                    AND rare_n < 32::bigint * p_candidates THEN
@@ -365,7 +371,7 @@ BEGIN
                 -- 3,000 × p_candidates Records or more (lb_search_tier_words;
                 -- below, the walk reads the tier from the GIN index for
                 -- fewer pages, measured at 100k and 1M: there the pairs
-                -- read 2.3 times the buffers and doubled entity
+                -- read 1.8 to 2.3 times the buffers and doubled entity
                 -- resolution's p50; the walk reads more of the words'
                 -- postings as the branch grows, and at 10M ten calls of
                 -- entity resolution took 750 ms by the walk, 611 by the
@@ -386,7 +392,7 @@ BEGIN
                     -- beside them scores more than they say, and is read
                     -- below), the GIN index reads the second.
                     SELECT h.words, h.others, h.others_n, h.single INTO cw, rare_q, rare_n, one_term
-                      FROM lb_search_term_commons(c.d, c.b, pw, pm, 32::bigint * p_candidates) h;
+                      FROM lb_search_term_commons(pw, pm, pn, 32::bigint * p_candidates) h;
                     IF one_term AND cardinality(cw) = 3 AND rare_q IS NOT NULL AND rare_n < 32::bigint * p_candidates THEN
                         tw := lb_search_tier_words(c.d, c.b, cw, nrec, tier_min);
                         others_tier := tw IS NOT NULL;

@@ -1,16 +1,16 @@
 -- lb_search_term_commons: of the words p_w of a query's terms (p_m: the
--- terms each word belongs to, a bit per term), the common ones on branch b
--- of Domain d (words, with their terms in masks, in term order; words_min:
--- the fewest Records any of them holds): the most
--- common word of each term, then the next most common words of any term
--- while the Records holding the words left out number p_others or more.
--- others is the OR of the lexemes left out (NULL when none), others_n the
--- Records holding them (summed from the lexicon); single says every word
--- belongs to one term only.
+-- terms each word belongs to, a bit per term; p_n: the Records holding
+-- each, from the branch's lexicon), the common ones (words, with their
+-- terms in masks, in term order; words_min: the fewest Records any of them
+-- holds): the most common word of each term, then the next most common
+-- words of any term while the Records holding the words left out number
+-- p_others or more. others is the OR of the lexemes left out (NULL when
+-- none), others_n the Records holding them (summed); single says every
+-- word belongs to one term only.
 -- PL/pgSQL, not SQL: the planner cannot inline its body, so as an SQL
 -- function it was planned again on every call; PL/pgSQL keeps the plan
 -- of its statement for the session.
-CREATE OR REPLACE FUNCTION lb_search_term_commons(d integer, b integer, p_w text[], p_m integer[], p_others bigint, OUT words text[], OUT masks integer[], OUT words_min bigint, OUT others text, OUT others_n bigint, OUT single boolean)
+CREATE OR REPLACE FUNCTION lb_search_term_commons(p_w text[], p_m integer[], p_n bigint[], p_others bigint, OUT words text[], OUT masks integer[], OUT words_min bigint, OUT others text, OUT others_n bigint, OUT single boolean)
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -29,11 +29,9 @@ BEGIN
                    -- rarer than it (in any term) do not hold p_others
                    -- Records without.
                    x.rk = 1 OR x.n + x.rarer >= p_others AS common
-              FROM (SELECT u.w, u.mask, coalesce(l.records, 0)::bigint AS n,
-                           row_number() OVER (PARTITION BY u.mask ORDER BY coalesce(l.records, 0) DESC, u.w) AS rk,
-                           coalesce(sum(coalesce(l.records, 0)) OVER (ORDER BY coalesce(l.records, 0), u.w
-                                                                        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS rarer
-                      FROM unnest(p_w, p_m) u(w, mask)
-                      LEFT JOIN mat_lexicon l ON l.domain_id = d AND l.branch_id = b AND l.word = u.w) x) y;
+              FROM (SELECT u.w, u.mask, u.n,
+                           row_number() OVER (PARTITION BY u.mask ORDER BY u.n DESC, u.w) AS rk,
+                           coalesce(sum(u.n) OVER (ORDER BY u.n, u.w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS rarer
+                      FROM unnest(p_w, p_m, p_n) u(w, mask, n)) x) y;
 END
 $function$;

@@ -3,11 +3,8 @@ package commit_test
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
@@ -31,34 +28,16 @@ func TestPostingsTriggerPlansEachUpdate(t *testing.T) {
 	}
 	b.commit(t, cs...)
 
-	var mu sync.Mutex
-	var plans []string
-	cfg := b.store.Pool.Config().ConnConfig.Copy()
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message+"\n"+n.Detail)
-	}
-	conn, err := pgx.ConnectConfig(b.ctx, cfg)
-	require.NoError(t, err)
-	defer conn.Close(b.ctx)
-	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`, `SET auto_explain.log_analyze = on`,
-		`SET auto_explain.log_nested_statements = on`, `SET auto_explain.log_level = notice`} {
-		_, err := conn.Exec(b.ctx, q)
-		require.NoError(t, err, q)
-	}
+	conn, plans := autoExplain(t, b, true)
 	// joins returns the plans reported so far of the trigger's join, and
 	// forgets every plan.
 	joins := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
 		var out []string
-		for _, p := range plans {
+		for _, p := range plans() {
 			if strings.Contains(p, "JOIN old_rows o") {
 				out = append(out, p)
 			}
 		}
-		plans = nil
 		return out
 	}
 	tag, err := conn.Exec(b.ctx, `UPDATE mat_records SET "values" = "values" WHERE domain_id = $1 AND key = 'no such key'`, b.domain)

@@ -18,6 +18,10 @@ type Op struct {
 	Target time.Duration
 	Owner  func(ctx context.Context) error
 	RLS    func(ctx context.Context) error
+	// Prepare, when set, runs before each call of Owner or RLS that Run
+	// makes (warm-up and timed), outside the time: it makes what the call's
+	// client holds before it starts (the changes a commit sends).
+	Prepare func(ctx context.Context) error
 	// Answer, when set, makes the call RLS makes (the same draw of inputs)
 	// and returns what the read answered: the branch measurement compares
 	// an overlay's answers with the copy's.
@@ -109,9 +113,21 @@ func (h Harness) over(start time.Time) bool {
 // a TimeLimit it stops once the limit has passed (warm-up included), after
 // at least one timed call. The first error stops it.
 func (h Harness) Time(ctx context.Context, fn func(ctx context.Context) error) (Stats, error) {
+	return h.TimePrepared(ctx, nil, fn)
+}
+
+// TimePrepared is Time with prepare, when not nil, run before each call
+// (warm-up and timed) and not timed; the time limit counts it.
+func (h Harness) TimePrepared(ctx context.Context, prepare, fn func(ctx context.Context) error) (Stats, error) {
+	if prepare == nil {
+		prepare = func(context.Context) error { return nil }
+	}
 	start := h.now()
 	warm := 0
 	for ; warm < h.Warmup && !h.over(start); warm++ {
+		if err := prepare(ctx); err != nil {
+			return Stats{}, fmt.Errorf("prepare warm-up call %d: %w", warm+1, err)
+		}
 		if err := fn(ctx); err != nil {
 			return Stats{}, fmt.Errorf("warm-up call %d: %w", warm+1, err)
 		}
@@ -125,6 +141,9 @@ func (h Harness) Time(ctx context.Context, fn func(ctx context.Context) error) (
 		if i > 0 && h.over(start) {
 			capped = true
 			break
+		}
+		if err := prepare(ctx); err != nil {
+			return Stats{}, fmt.Errorf("prepare timed call %d: %w", i+1, err)
 		}
 		t := h.now()
 		err := fn(ctx)
@@ -157,7 +176,7 @@ func (h Harness) Run(ctx context.Context, ops []Op, floor *Result) ([]Result, er
 			if fn == nil {
 				continue
 			}
-			st, err := h.Time(ctx, fn)
+			st, err := h.TimePrepared(ctx, op.Prepare, fn)
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}

@@ -48,6 +48,42 @@ func TestHarnessRecordsFailuresAndGoesOn(t *testing.T) {
 	require.Nil(t, res[1].Owner)
 }
 
+// TestHarnessPrepareIsNotTimed: Run calls an Op's Prepare before each of
+// its calls, warm-up included, and times the call alone; a failing Prepare
+// is the Op's error. The clock moves 7 ms in each Prepare and 2 ms in each
+// call.
+func TestHarnessPrepareIsNotTimed(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	h := perf.Harness{Warmup: 2, Iterations: 4, Clock: func() time.Time { return now }}
+	var order []string
+	ops := []perf.Op{{
+		Name: "commit",
+		Prepare: func(context.Context) error {
+			order = append(order, "prepare")
+			now = now.Add(7 * time.Millisecond)
+			return nil
+		},
+		RLS: func(context.Context) error {
+			order = append(order, "call")
+			now = now.Add(2 * time.Millisecond)
+			return nil
+		},
+	}, {
+		Name:    "broken",
+		Prepare: func(context.Context) error { return errors.New("no changes drawn") },
+		RLS:     func(context.Context) error { order = append(order, "broken call"); return nil },
+	}}
+	res, err := h.Run(context.Background(), ops, nil)
+	require.NoError(t, err)
+	require.Equal(t, strings.Split(strings.Repeat("prepare call ", 6), " ")[:12], order)
+	require.Equal(t, 4, res[0].RLS.N)
+	require.Equal(t, 2*time.Millisecond, res[0].RLS.P50)
+	require.Equal(t, 2*time.Millisecond, res[0].RLS.Max)
+	require.Nil(t, res[1].RLS)
+	require.Contains(t, res[1].RLSError, "no changes drawn")
+}
+
 func TestReportRenders(t *testing.T) {
 	t.Parallel()
 	st := &perf.Stats{N: 3, P50: 1500 * time.Microsecond, P95: 2 * time.Millisecond, P99: 3 * time.Millisecond, Mean: time.Millisecond}

@@ -15,3 +15,6 @@ func ReadsThroughLevels(r *Reader, domain int32, branch string) bool {
 
 // HistorySQLForTest lets the tests count the functions a history page calls.
 const HistorySQLForTest = historySQL
+
+// LineageSQLForTest lets a plan test EXPLAIN the lineage read.
+const LineageSQLForTest = lineageSQL

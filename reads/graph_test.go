@@ -1,10 +1,13 @@
 package reads_test
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
@@ -187,4 +190,60 @@ func TestHistoryAndLineage(t *testing.T) {
 	require.Len(t, h.Entries, 5)
 	require.Equal(t, "delete", h.Entries[0].Op)
 	require.JSONEq(t, `null`, string(h.Entries[0].Values))
+}
+
+// TestLineageReadsRevisionsByKey: the lineage read finds the Revisions its
+// values name by the primary key of revisions, one probe each, not by
+// reading the Domain's Revisions: with 3,000 more Revisions in the Domain,
+// the generic plan of its statement, run as lorebase_app, probes
+// revisions_pkey and scans no revisions; and the numbers it answers are
+// those Revisions'.
+func TestLineageReadsRevisionsByKey(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "lineage-plan")
+	r1 := f.commit("alice", "", put("Supplier", "S-1", map[string]any{"name": "Acme", "country": "DE"}))
+	r2 := f.commit("bob", "", patch("S-1", map[string]any{"country": "AT"}))
+	_, err := s.Pool.Exec(f.ctx, `INSERT INTO revisions (domain_id, id, seq, number, branch_id, parents, author, message, hash, provenance, changes)
+		SELECT domain_id, id || '-' || g, seq + 1000000 + g, number + 1000000 + g, branch_id, parents, author, message, hash, provenance, changes
+		  FROM revisions, generate_series(1, 3000) g WHERE domain_id = $1 AND id = $2`, f.domain, r2.ID)
+	require.NoError(t, err)
+	_, err = s.Pool.Exec(f.ctx, `ANALYZE revisions`)
+	require.NoError(t, err)
+
+	number := func(id string) int64 {
+		var n int64
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT number FROM revisions WHERE domain_id = $1 AND id = $2`, f.domain, id).Scan(&n))
+		return n
+	}
+	l, err := f.r.Lineage(f.ctx, f.domain, "main", "S-1")
+	require.NoError(t, err)
+	require.Equal(t, r1.ID, l.Values["name"].Revision)
+	require.Equal(t, number(r1.ID), l.Values["name"].Seq)
+	require.Equal(t, r2.ID, l.Values["country"].Revision)
+	require.Equal(t, number(r2.ID), l.Values["country"].Seq)
+
+	conn, err := s.Pool.Acquire(f.ctx)
+	require.NoError(t, err)
+	c := conn.Hijack()                          // session settings and a prepared statement: never back to the pool
+	defer c.Close(context.WithoutCancel(f.ctx)) //nolint:errcheck // test connection
+	_, err = c.Exec(f.ctx, `SET plan_cache_mode = force_generic_plan`)
+	require.NoError(t, err)
+	_, err = c.Exec(f.ctx, `PREPARE lineage(text, text) AS `+reads.LineageSQLForTest)
+	require.NoError(t, err)
+	var plan string
+	require.NoError(t, pgx.BeginFunc(f.ctx, c, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		rows, err := tx.Query(f.ctx, `EXPLAIN EXECUTE lineage('main', 'S-1')`)
+		if err != nil {
+			return err
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		plan = strings.Join(lines, "\n")
+		return err
+	}))
+	require.Contains(t, plan, "Index Scan using revisions_pkey on revisions", plan)
+	require.NotContains(t, plan, "Seq Scan on revisions", plan)
 }

@@ -31,21 +31,31 @@ type Lineage struct {
 	Values  map[string]Origin `json:"values"`
 }
 
+// lineageSQL reads the lineage of a Record at a branch head and the
+// Domain's number of each Revision it names, each Revision by one probe of
+// the primary key of revisions. (Those Revisions as a semi-join of the
+// Domain's revisions with the lineage's entries were planned as a hash join
+// over every Revision of the Domain: 6 ms of a 8 ms call at 10,583
+// Revisions, growing with them.)
+const lineageSQL = `SELECT key, kind, versions, coalesce(created_revision, ''), coalesce(created_author, ''),
+		coalesce(created_at, 'epoch'), created_provenance, lineage,
+		(SELECT coalesce(jsonb_object_agg(q.id, r.number), '{}')
+		   FROM (SELECT DISTINCT v.value->>'revision' AS id FROM jsonb_each(l.lineage) v) q
+		  CROSS JOIN LATERAL (SELECT r.number FROM revisions r
+		                       WHERE r.domain_id = lb_domain() AND r.id = q.id LIMIT 1) r)
+	FROM lb_lineage($1, $2) l`
+
 // Lineage reads the lineage of a Record at the branch head in one
 // statement: per Attribute the change that last set it (a removed
 // Attribute has a null value), the creating change and the number of
-// changes. Its cost does not grow with the number of changes.
+// changes. Its cost grows neither with the number of changes nor with the
+// Domain's Revisions.
 func (r *Reader) Lineage(ctx context.Context, domainID int32, branch, key string) (*Lineage, error) {
 	if err := firstErr(checkBranch(branch), checkKey("key", key)); err != nil {
 		return nil, err
 	}
 	var out *Lineage
-	err := r.store.Read(ctx, domainID, `SELECT key, kind, versions, coalesce(created_revision, ''), coalesce(created_author, ''),
-			coalesce(created_at, 'epoch'), created_provenance, lineage,
-			(SELECT coalesce(jsonb_object_agg(r.id, r.number), '{}') FROM revisions r
-			  WHERE r.domain_id = lb_domain()
-			    AND r.id IN (SELECT v.value->>'revision' FROM jsonb_each(l.lineage) v))
-		FROM lb_lineage($1, $2) l`, []any{branch, key}, func(rows pgx.Rows) error {
+	err := r.store.Read(ctx, domainID, lineageSQL, []any{branch, key}, func(rows pgx.Rows) error {
 		for rows.Next() {
 			var l Lineage
 			var values []byte

@@ -187,3 +187,39 @@ func TestCommitRecordsReadsByBitmap(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// TestPutReadsLinksOnlyForRequiredRelations: the schema's for_part
+// Relation is required and starts from Order. A commit of Part puts reads
+// no Link (a Part's foreign-key Links follow from its values: a new maker
+// moves its maker Link), a put of an Order reads the Links out of it (the
+// required Relation counts them: an Order put again keeps its stored
+// for_part Link; a new Order without one is refused), and a patch reads
+// them whatever its Record's Kind.
+func TestPutReadsLinksOnlyForRequiredRelations(t *testing.T) {
+	t.Parallel()
+	trace := &batchStatements{}
+	b := setupStore(t, commit.Config{}, store.Config{Tracer: trace})
+	b.commit(t, put("Supplier", "S-1", `{"name": "Acme"}`), put("Supplier", "S-2", `{"name": "Bolt Co"}`),
+		put("Part", "P-1", `{"name": "Hex bolt", "maker": "S-1"}`), put("Part", "P-2", `{"name": "Nut", "maker": "S-1"}`),
+		lnk("supplied_by", "P-1", "S-1"),
+		put("Order", "O-1", `{"name": "Order one"}`), lnk("for_part", "O-1", "P-1"))
+	readsLinks := func(sent []string) bool {
+		return slices.ContainsFunc(sent, func(q string) bool { return strings.Contains(q, "FROM mat_links") })
+	}
+
+	trace.record(true)
+	b.commit(t, put("Part", "P-1", `{"name": "Hex bolt", "maker": "S-2"}`), put("Part", "P-2", `{"name": "Nut M8", "maker": "S-1"}`))
+	require.False(t, readsLinks(trace.record(false)), "Part puts read Links")
+	require.Equal(t, []string{"O-1 for_part P-1 l", "P-1 maker S-2 r", "P-1 supplied_by S-1 l", "P-2 maker S-1 r"}, b.links(t))
+
+	trace.record(true)
+	b.commit(t, put("Order", "O-1", `{"name": "Order one, again"}`))
+	require.True(t, readsLinks(trace.record(false)), "an Order put reads its Links")
+	require.Contains(t, b.links(t), "O-1 for_part P-1 l")
+	ie := b.invalid(t, req(put("Order", "O-2", `{"name": "Order two"}`)))
+	require.Equal(t, "required_link", ie.Problems[0].Code)
+
+	trace.record(true)
+	b.commit(t, patch("P-2", `{"name": "Nut M10"}`))
+	require.True(t, readsLinks(trace.record(false)), "a patch reads its Links")
+}

@@ -18,8 +18,9 @@ import (
 // load reads every stored Record and Link the commit needs: the Records it
 // changes, links or unlinks; the targets of the ref values it sets that the
 // Records did not hold before; every Link out of a Record it deletes or links
-// from (and out of every Record it puts or patches when the schema has a
-// required Relation); every Link into a Record it deletes.
+// from, out of every Record it puts of a Kind a required Relation starts
+// from, and out of every Record it patches when the schema has a required
+// Relation; every Link into a Record it deletes.
 //
 // The foreign-key Links out of the other Records it puts or patches are not
 // read: a Record holds one foreign-key Link per ref Attribute of its Kind
@@ -38,9 +39,13 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 			refNames[a.Name] = true
 		}
 	}
-	anyRequired := false
+	// The Kinds a required Relation starts from: the check counts the Links
+	// out of their Records.
+	requiredFrom := map[string]bool{}
 	for _, rel := range st.sch.Relations {
-		anyRequired = anyRequired || rel.Required
+		if rel.Required {
+			requiredFrom[rel.From] = true
+		}
 	}
 	type refUse struct{ key, attr, target string }
 	var refs []refUse
@@ -52,7 +57,10 @@ func (p *Pipeline) load(ctx context.Context, tx pgx.Tx, domainID, branchID int32
 		switch c.op {
 		case opPut, opPatch:
 			keySet[c.key] = struct{}{}
-			if anyRequired {
+			// A put names its Kind; a patch's is known once the Record is
+			// read, so a patch reads its Links whenever a Relation is
+			// required.
+			if requiredFrom[c.kind] || (c.op == opPatch && len(requiredFrom) > 0) {
 				fromSet[c.key] = struct{}{}
 			} else {
 				fkSet[c.key] = struct{}{}

@@ -204,11 +204,11 @@ const prefetchRecords = 32
 // chain; one that owns all its rows reads them directly, by lb_commit_records
 // when they are prefetchRecords or more, which prefetches their heap pages
 // (its statement is planned at each call: 0.18 ms, more than a few Records'
-// pages cost). The Records of whole are read with their
-// values and lineage; of those of ends only the Kind is read (their values
-// and lineage are neither sent nor decoded): enough for a Record the commit
-// only links, unlinks or refers to, which it does not change. Nothing is
-// queued when both are empty.
+// pages cost). The Records of whole are read with their values and lineage;
+// of those of ends only the Kind is read (their values and lineage are
+// neither sent nor decoded): enough for a Record the commit only links,
+// unlinks or refers to, which it does not change. Nothing is queued when both
+// are empty.
 func queueReadRecords(batch *pgx.Batch, domainID, branchID int32, through bool, st *state, whole, ends []string) {
 	if len(whole) == 0 && len(ends) == 0 {
 		return

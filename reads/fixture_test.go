@@ -47,6 +47,24 @@ type change struct {
 	Provenance string
 }
 
+// wordParts returns n Part puts whose name and note hold the words
+// words(i) gives the i-th: the name ending in "part", the note in tail
+// when tail is set. The i-th is keyed P-<(i*37) mod n>, zero-padded to
+// n-1's digits, so that key order is not the order of i.
+func wordParts(n int, tail string, words func(i int) (name, note []string)) []change {
+	width := len(fmt.Sprint(n - 1))
+	out := make([]change, 0, n)
+	for i := range n {
+		name, note := words(i)
+		if tail != "" {
+			note = append(note, tail)
+		}
+		out = append(out, put("Part", fmt.Sprintf("P-%0*d", width, (i*37)%n), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
+	}
+	return out
+}
+
 func put(kind, key string, values map[string]any) change {
 	return change{Op: "put", Kind: kind, Key: key, Values: values}
 }

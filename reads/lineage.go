@@ -35,7 +35,7 @@ type Lineage struct {
 // Domain's number of each Revision it names, each Revision by one probe of
 // the primary key of revisions. (Those Revisions as a semi-join of the
 // Domain's revisions with the lineage's entries were planned as a hash join
-// over every Revision of the Domain: 6 ms of a 8 ms call at 10,583
+// over every Revision of the Domain: 6 ms of an 8 ms call at 10,583
 // Revisions, growing with them.)
 const lineageSQL = `SELECT key, kind, versions, coalesce(created_revision, ''), coalesce(created_author, ''),
 		coalesce(created_at, 'epoch'), created_provenance, lineage,

@@ -2,9 +2,7 @@ package reads_test
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -112,9 +110,7 @@ func TestSearchTierPairsOnALargeBranch(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	f := newFixture(t, s, "tier-pairs-large")
-	var changes []change
-	for i := range 3000 {
-		var name, note []string
+	f.commit("alice", "", wordParts(3000, "plain", func(i int) (name, note []string) {
 		if i%30 == 0 {
 			name = append(name, "ka")
 			if i%150 == 0 {
@@ -133,10 +129,8 @@ func TestSearchTierPairsOnALargeBranch(t *testing.T) {
 				name = append(name, "kc")
 			}
 		}
-		changes = append(changes, put("Part", fmt.Sprintf("P-%04d", (i*37)%3000), map[string]any{
-			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
-	}
-	f.commit("alice", "", changes...)
+		return name, note
+	})...)
 	f.keepCounters()
 	var records, ka, kb float64
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_records($1, $2),

@@ -167,16 +167,13 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	f := newFixture(t, s, "beside-common")
-	var changes []change
-	for i := range 900 {
-		name, note := gasketSupply(i)
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		name, note = gasketSupply(i)
 		if i%45 == 4 || i%45 == 9 || i == 10 {
 			note = append(note, "gaskets")
 		}
-		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
-			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
-	}
-	f.commit("alice", "", changes...)
+		return name, note
+	})...)
 	f.commit("bob", "", del("P-000"), patch("P-037", map[string]any{"name": "gaskets supply supply gaskets", "note": ""}))
 	other := f.sharingPartition(t, s, "beside-common-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply gasket"}))
 	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets"}))
@@ -215,9 +212,8 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	f := newFixture(t, s, "tier-pairs-typo")
-	var changes []change
-	for i := range 900 {
-		name, note := gasketSupply(i)
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		name, note = gasketSupply(i)
 		if i%45 == 4 || i%45 == 9 || i == 1 {
 			// i == 1 holds the three terms, gaskets among them.
 			note = append(note, "gaskets")
@@ -228,10 +224,8 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 		case i%36 == 1:
 			name = append(name, "valve")
 		}
-		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
-			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
-	}
-	f.commit("alice", "", changes...)
+		return name, note
+	})...)
 	other := f.sharingPartition(t, s, "tier-pairs-typo-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply gasket"}))
 	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"}))
 
@@ -269,10 +263,8 @@ func TestSearchMisspelledTwoCommonCorrections(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	f := newFixture(t, s, "two-common-corrections")
-	var changes []change
-	for i := range 900 {
-		_, note := gasketSupply(i)
-		var name []string
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		_, note = gasketSupply(i)
 		// Both corrections twice in the names of a few Records (i%36 ==
 		// 21), beside supply once in the note: each pair of words scores
 		// them below the Records holding a correction and supply twice in
@@ -297,10 +289,8 @@ func TestSearchMisspelledTwoCommonCorrections(t *testing.T) {
 		if i%9 == 0 {
 			name = append(name, "supply")
 		}
-		changes = append(changes, put("Part", fmt.Sprintf("P-%03d", (i*37)%900), map[string]any{
-			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(note, " ")}))
-	}
-	f.commit("alice", "", changes...)
+		return name, note
+	})...)
 	other := f.sharingPartition(t, s, "two-common-corrections-other", put("Part", "P-001", map[string]any{"name": "slat last supply supply slat last"}))
 	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "last slat supply", "note": "slat supply last"}))
 

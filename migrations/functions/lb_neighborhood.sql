@@ -17,6 +17,12 @@ DECLARE
     lv_depth int := p_depth;
     lv_limit int := p_limit;
     lv_fanout int := p_fanout;
+    lv_keys text[];
+    lv_depths int[];
+    lv_rel text[];
+    lv_from text[];
+    lv_to text[];
+    lv_origin "char"[];
 BEGIN
     SELECT * INTO c FROM lb_scope_chain(p_branch, NULL);
     IF p_depth IS NULL OR p_depth < 1 OR p_depth > 3 THEN
@@ -27,7 +33,20 @@ BEGIN
     END IF;
     IF c.single THEN
         PERFORM lb_require_record(c.b, p_key, NULL);
-        RETURN QUERY EXECUTE lb_neighborhood_sql_single(p_branch, p_key, p_depth, p_limit, p_fanout);
+        -- The keys and Links by index-only scans, then the Records by a
+        -- bitmap heap scan (lb_neighborhood_records).
+        EXECUTE lb_neighborhood_sql_single(p_branch, p_key, p_depth, p_limit, p_fanout)
+           INTO lv_keys, lv_depths, lv_rel, lv_from, lv_to, lv_origin;
+        RETURN QUERY
+        WITH recs AS MATERIALIZED (SELECT r.key, r.kind, r.title, r.depth
+            FROM lb_neighborhood_records(c.d, c.b, lv_keys, lv_depths, lv_limit) r),
+        links AS (SELECT DISTINCT x.relation, x.from_key, x.to_key, x.origin
+            FROM unnest(lv_rel, lv_from, lv_to, lv_origin) x(relation, from_key, to_key, origin)
+           WHERE x.from_key IN (SELECT recs.key FROM recs) AND x.to_key IN (SELECT recs.key FROM recs))
+        SELECT 'record'::text, recs.key, recs.kind, recs.title, recs.depth, NULL::text, NULL::text, NULL::text, NULL::text FROM recs
+        UNION ALL
+        SELECT 'link', NULL, NULL, NULL, NULL, links.relation, links.from_key, links.to_key,
+               CASE links.origin WHEN 'r' THEN 'ref' ELSE 'link' END FROM links;
         RETURN;
     END IF;
     lv_domain := c.d;

@@ -40,20 +40,20 @@ n%1$s AS (SELECT DISTINCT e.other AS key FROM e%1$s e
         edges := edges || CASE WHEN i > 1 THEN ' UNION ' ELSE '' END
                  || format('SELECT relation, from_key, to_key, origin FROM e%s', i);
     END LOOP;
+    -- The neighborhood's keys by depth and key, their depths, and the Links
+    -- read on the way, each once: lb_neighborhood reads the Records of the
+    -- keys with a statement of their own (lb_neighborhood_records).
     RETURN format($q$WITH %1$s,
 nodes AS (SELECT a.key, min(a.depth) AS depth FROM (%2$s) a GROUP BY a.key),
-recs AS (SELECT m.key::text AS key, m.kind::text AS kind, m.title, n.depth
-    FROM nodes n JOIN mat_records m
-      ON m.domain_id = %3$L AND m.branch_id = %4$L AND m.key = n.key AND NOT m.deleted
-    ORDER BY n.depth, n.key LIMIT %5$s),
-links AS (SELECT DISTINCT x.relation::text AS relation, x.from_key::text AS from_key, x.to_key::text AS to_key, x.origin
-    FROM (%6$s) x
-   WHERE x.from_key IN (SELECT key FROM recs) AND x.to_key IN (SELECT key FROM recs))
-SELECT 'record'::text, key, kind, title, depth, NULL::text, NULL::text, NULL::text, NULL::text FROM recs
-UNION ALL
-SELECT 'link', NULL, NULL, NULL, NULL, relation, from_key, to_key, CASE origin WHEN 'r' THEN 'ref' ELSE 'link' END FROM links$q$,
+edges AS (%3$s)
+SELECT (SELECT array_agg(key::text ORDER BY depth, key) FROM nodes),
+       (SELECT array_agg(depth ORDER BY depth, key) FROM nodes),
+       (SELECT array_agg(relation::text) FROM edges),
+       (SELECT array_agg(from_key::text) FROM edges),
+       (SELECT array_agg(to_key::text) FROM edges),
+       (SELECT array_agg(origin) FROM edges)$q$,
         ctes,
         (SELECT string_agg(format('SELECT key, %s AS depth FROM n%s', j, j), ' UNION ALL ') FROM generate_series(0, p_depth) j),
-        d, b, p_limit, edges);
+        edges);
 END
 $function$;

@@ -2,13 +2,16 @@ package commit
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,6 +39,20 @@ func (o *objectSet) add(body []byte) []byte {
 		o.bodies = append(o.bodies, string(body))
 	}
 	return h
+}
+
+// sort puts the objects in the order of their hashes.
+func (o *objectSet) sort() {
+	idx := make([]int, len(o.hashes))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return bytes.Compare(o.hashes[a], o.hashes[b]) })
+	hashes, bodies := make([][]byte, len(idx)), make([]string, len(idx))
+	for i, j := range idx {
+		hashes[i], bodies[i] = o.hashes[j], o.bodies[j]
+	}
+	o.hashes, o.bodies = hashes, bodies
 }
 
 // revisionHeader is what a new Revision needs before its rows are written.
@@ -326,7 +343,10 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	var hVals, hProv []*string
 	var hObj [][]byte
 	seqNum := json.Number(strconv.FormatInt(h.seq, 10))
-	for _, key := range st.order {
+	// Every set's rows go in the order of its primary key (Records and
+	// history by key, Links by their ends and Relation, objects by hash):
+	// each insert then lands beside the one before it in the index.
+	for _, key := range slices.Sorted(slices.Values(st.order)) {
 		r := st.records[key]
 		var title string
 		var valsText *string
@@ -436,10 +456,16 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	var addFrom, addRel, addTo, addOrigin, delFrom, delRel, delTo, delOrigin []string
 	lh := &rowset{cols: linkHistoryCols()}
 	var lhFrom, lhRel, lhTo, lhOp, lhOrigin []string
+	changed := make([]*link, 0, linkChanges)
 	for _, l := range st.links {
-		if l.before == l.after {
-			continue
+		if l.before != l.after {
+			changed = append(changed, l)
 		}
+	}
+	slices.SortFunc(changed, func(a, b *link) int {
+		return cmp.Or(strings.Compare(a.from, b.from), strings.Compare(a.relation, b.relation), strings.Compare(a.to, b.to))
+	})
+	for _, l := range changed {
 		op := opLink
 		if l.after {
 			addFrom, addRel, addTo, addOrigin = append(addFrom, l.from), append(addRel, l.relation), append(addTo, l.to), append(addOrigin, string(l.origin))
@@ -455,6 +481,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		data: []any{delFrom, delRel, delTo, delOrigin}, n: len(delFrom)}
 	lh.data = []any{lhFrom, lhRel, lhTo, lhOp, lhOrigin}
 	lh.n = len(lhFrom)
+	objs.sort()
 	objRows := &rowset{cols: objectCols(), data: []any{objs.hashes, objs.bodies}, n: len(objs.hashes)}
 
 	D, B := ilit(domainID), ilit(b.ID)

@@ -37,13 +37,9 @@ type read struct {
 func TestLoadReadsLinkEndsWithoutValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{MaxConns: 4})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
-	d, err := s.CreateDomain(ctx, "supply")
-	require.NoError(t, err)
+	s, d := supplyDomain(t)
 	p := New(s, Config{})
-	_, err = p.PutSchema(ctx, d.ID, "main", &SchemaRequest{Document: json.RawMessage(readSchema), Author: "test", Message: "schema"})
+	_, err := p.PutSchema(ctx, d.ID, "main", &SchemaRequest{Document: json.RawMessage(readSchema), Author: "test", Message: "schema"})
 	require.NoError(t, err)
 	ch := func(op, kind, key, values, rel, from, to string) Change {
 		c := Change{Op: op, Kind: kind, Key: key, Relation: rel, From: from, To: to}
@@ -84,6 +80,18 @@ func TestLoadReadsLinkEndsWithoutValues(t *testing.T) {
 			})
 		}
 	}
+}
+
+// supplyDomain opens a store on a new database with a Domain "supply".
+func supplyDomain(t *testing.T) (*store.Store, *store.Domain) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	d, err := s.CreateDomain(ctx, "supply")
+	require.NoError(t, err)
+	return s, d
 }
 
 // testLoadReads runs the load of changes on main, reading the Records

@@ -168,7 +168,7 @@ func queueReadLinks(batch *pgx.Batch, domainID, branchID int32, through bool, st
 	// "= ANY" condition the planner weighs their index probes against one
 	// scan of the branch's Links filtered by key, and picks the scan
 	// whenever the statistics say the branch has few Links, as they do
-	// while a new Domain is loaded faster than autovacuum analyzes it (80
+	// while a new Domain is loaded faster than autovacuum analyzes it (75
 	// to 110 ms a call at 1M). Probing each key is the best plan whatever
 	// the statistics say.
 	linkSQL := `SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($1::text[]) k(key)

@@ -41,17 +41,17 @@ n%1$s AS (SELECT DISTINCT e.other AS key FROM e%1$s e
                  || format('SELECT relation, from_key, to_key, origin FROM e%s', i);
     END LOOP;
     -- The neighborhood's keys by depth and key, their depths, and the Links
-    -- read on the way, each once: lb_neighborhood reads the Records of the
-    -- keys with a statement of their own (lb_neighborhood_records).
+    -- read on the way, each once, as arrays (each set's arrays built in one
+    -- pass, so that their positions match): lb_neighborhood reads the
+    -- Records of the keys with a statement of their own
+    -- (lb_neighborhood_records).
     RETURN format($q$WITH %1$s,
 nodes AS (SELECT a.key, min(a.depth) AS depth FROM (%2$s) a GROUP BY a.key),
 edges AS (%3$s)
-SELECT (SELECT array_agg(key::text ORDER BY depth, key) FROM nodes),
-       (SELECT array_agg(depth ORDER BY depth, key) FROM nodes),
-       (SELECT array_agg(relation::text) FROM edges),
-       (SELECT array_agg(from_key::text) FROM edges),
-       (SELECT array_agg(to_key::text) FROM edges),
-       (SELECT array_agg(origin) FROM edges)$q$,
+SELECT n.keys, n.depths, e.relations, e.froms, e.tos, e.origins
+  FROM (SELECT array_agg(key::text ORDER BY depth, key) AS keys, array_agg(depth ORDER BY depth, key) AS depths FROM nodes) n,
+       (SELECT array_agg(relation::text) AS relations, array_agg(from_key::text) AS froms,
+               array_agg(to_key::text) AS tos, array_agg(origin) AS origins FROM edges) e$q$,
         ctes,
         (SELECT string_agg(format('SELECT key, %s AS depth FROM n%s', j, j), ' UNION ALL ') FROM generate_series(0, p_depth) j),
         edges);

@@ -10,10 +10,12 @@
 //     branch's schema read, in one round trip with the Domain's scope; an
 //     Idempotency-Key already answered returns its Revision again, then
 //     expected_head is compared with the head;
-//  2. the stored Records the changes touch are read in one statement
-//     (key = ANY($1::text[])), in one round trip with the Links out of
-//     Records the commit deletes, links or unlinks from (of every changed
-//     Record when a Relation is required) and into Records it deletes; then
+//  2. the stored Records the changes touch are read in one statement (each
+//     key looked up on its own; from 32 keys on, by lb_commit_records' bitmap
+//     heap scan of their keys), in one round trip with the Links out of
+//     Records the commit deletes, links or unlinks from (and of a Record it
+//     puts when a required Relation starts from its Kind, or patches when
+//     any Relation is required) and into Records it deletes; then
 //     the targets of ref values new to their Record; the foreign-key Links
 //     of the other Records it puts or patches follow from their stored ref
 //     values and are not read;
@@ -22,7 +24,8 @@
 //     lberr.Invalid, schema and data violations lberr.Unprocessable; nothing is written if there is one;
 //  4. objects, the Revision, the final rows of the changed Records, their
 //     history, the Links (stored and foreign-key) and their history are
-//     written set-based: arrays through unnest, or COPY into a temporary
+//     written set-based, each set's rows in the order of its primary key:
+//     arrays through unnest, or COPY into a temporary
 //     staging table for batches over Config.CopyThresholdRows (the
 //     connection keeps its staging tables; they empty at the end of every
 //     transaction that used them);

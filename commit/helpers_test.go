@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
@@ -170,38 +168,8 @@ func (b *bundle) links(t testing.TB) []string {
 	return out
 }
 
-// autoExplain opens a connection with the settings of b's pool (the
-// owner's) on which auto_explain reports the plan of every statement,
-// nested ones included (and their row counts with analyze), as notices.
-// plans returns the plans reported so far, each its message and detail,
-// and forgets them.
+// autoExplain is pgtest.AutoExplain on b's pool (the owner's).
 func autoExplain(t testing.TB, b *bundle, analyze bool) (conn *pgx.Conn, plans func() []string) {
 	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	cfg := b.store.Pool.Config().ConnConfig.Copy()
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, n.Message+"\n"+n.Detail)
-	}
-	conn, err := pgx.ConnectConfig(b.ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	set := []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
-		`SET auto_explain.log_nested_statements = on`, `SET auto_explain.log_level = notice`}
-	if analyze {
-		set = append(set, `SET auto_explain.log_analyze = on`)
-	}
-	for _, q := range set {
-		_, err := conn.Exec(b.ctx, q)
-		require.NoError(t, err, q)
-	}
-	return conn, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := got
-		got = nil
-		return out
-	}
+	return pgtest.AutoExplain(t, b.store.Pool, analyze)
 }

@@ -3,13 +3,12 @@ package reads_test
 import (
 	"context"
 	"regexp"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -32,22 +31,7 @@ func TestNeighborhoodRecordsByBitmap(t *testing.T) {
 	}
 
 	// The plans of a real call, as auto_explain reports them.
-	var mu sync.Mutex
-	var plans []string
-	cfg := s.Pool.Config().ConnConfig.Copy()
-	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) {
-		mu.Lock()
-		defer mu.Unlock()
-		plans = append(plans, n.Message+"\n"+n.Detail)
-	}
-	conn, err := pgx.ConnectConfig(f.ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	for _, q := range []string{`LOAD 'auto_explain'`, `SET auto_explain.log_min_duration = 0`,
-		`SET auto_explain.log_nested_statements = on`, `SET auto_explain.log_level = notice`} {
-		_, err := conn.Exec(f.ctx, q)
-		require.NoError(t, err, q)
-	}
+	conn, plans := pgtest.AutoExplain(t, s.Pool, false)
 	var records int
 	require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
 		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
@@ -56,9 +40,8 @@ func TestNeighborhoodRecordsByBitmap(t *testing.T) {
 		return tx.QueryRow(f.ctx, `SELECT count(*) FILTER (WHERE row_type = 'record') FROM lb_neighborhood('main', 'S-7', 2, 200, 20)`).Scan(&records)
 	}))
 	require.Greater(t, records, 15, "a neighborhood of many Records")
-	mu.Lock()
 	var recs, links string
-	for _, p := range plans {
+	for _, p := range plans() {
 		require.NotRegexp(t, `Seq Scan on mat_`, p)
 		if regexp.MustCompile(`n\(key, depth\)`).MatchString(p) {
 			recs += p
@@ -67,7 +50,6 @@ func TestNeighborhoodRecordsByBitmap(t *testing.T) {
 			links += p
 		}
 	}
-	mu.Unlock()
 	require.Regexp(t, `Bitmap Heap Scan on mat_records_p\d+`, recs)
 	require.Regexp(t, `Bitmap Index Scan on mat_records_p\d+_pkey`, recs)
 	require.NotRegexp(t, `Index Scan using mat_records`, recs)

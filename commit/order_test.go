@@ -3,61 +3,16 @@ package commit_test
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
 	"github.com/lorebase/lorebase/store"
 )
-
-// batchArgs records the SQL and arguments of every statement queued in a
-// batch.
-type batchArgs struct {
-	mu   sync.Mutex
-	sent []pgx.QueuedQuery
-}
-
-func (s *batchArgs) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, q := range d.Batch.QueuedQueries {
-		s.sent = append(s.sent, *q)
-	}
-	return ctx
-}
-
-func (s *batchArgs) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	return ctx
-}
-
-func (s *batchArgs) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-
-func (s *batchArgs) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-
-func (s *batchArgs) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
-
-// args returns the arguments of the last statement sent that starts with
-// prefix.
-func (s *batchArgs) args(t *testing.T, prefix string) []any {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.sent) - 1; i >= 0; i-- {
-		if strings.HasPrefix(strings.TrimSpace(s.sent[i].SQL), prefix) {
-			return s.sent[i].Arguments
-		}
-	}
-	t.Fatalf("no statement %q sent", prefix)
-	return nil
-}
 
 // TestCommitWritesRowsInKeyOrder: a commit whose changes come in no order
 // writes each set's rows in the order of the set's primary key: the
@@ -65,7 +20,7 @@ func (s *batchArgs) args(t *testing.T, prefix string) []any {
 // their from end, Relation and to end, the objects by hash.
 func TestCommitWritesRowsInKeyOrder(t *testing.T) {
 	t.Parallel()
-	trace := &batchArgs{}
+	trace := &batchStatements{}
 	// Sets passed as arrays (below the COPY threshold), whose order the
 	// statement's arguments show.
 	b := setupStore(t, commit.Config{CopyThresholdRows: 10000}, store.Config{Tracer: trace})
@@ -92,7 +47,9 @@ func TestCommitWritesRowsInKeyOrder(t *testing.T) {
 		return 1
 	}
 	slices.SortStableFunc(cs, func(a, b commit.Change) int { return cmp.Compare(rank(a), rank(b)) })
+	trace.record(true)
 	b.commit(t, cs...)
+	trace.record(false)
 
 	sortedText := func(what string, col any) {
 		t.Helper()

@@ -16,9 +16,11 @@ import (
 )
 
 // batchStatements records the SQL of every statement sent while on, those
-// queued in a batch included.
+// queued in a batch included, and the queued statements with their
+// arguments.
 type batchStatements struct {
 	statements
+	queued []pgx.QueuedQuery
 }
 
 func (s *batchStatements) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
@@ -27,9 +29,25 @@ func (s *batchStatements) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pg
 	if s.on {
 		for _, q := range d.Batch.QueuedQueries {
 			s.sql = append(s.sql, q.SQL)
+			s.queued = append(s.queued, *q)
 		}
 	}
 	return ctx
+}
+
+// args returns the arguments of the last statement queued in a batch while
+// on that starts with prefix.
+func (s *batchStatements) args(t *testing.T, prefix string) []any {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.queued) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimSpace(s.queued[i].SQL), prefix) {
+			return s.queued[i].Arguments
+		}
+	}
+	t.Fatalf("no statement %q sent", prefix)
+	return nil
 }
 
 func (s *batchStatements) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}

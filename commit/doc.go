@@ -14,11 +14,12 @@
 //     key looked up on its own; from 32 keys on, by lb_commit_records' bitmap
 //     heap scan of their keys), in one round trip with the Links out of
 //     Records the commit deletes, links or unlinks from (and of a Record it
-//     puts when a required Relation starts from its Kind, or patches when
-//     any Relation is required) and into Records it deletes; then
-//     the targets of ref values new to their Record; the foreign-key Links
-//     of the other Records it puts or patches follow from their stored ref
-//     values and are not read;
+//     puts when a required Relation starts from its Kind) and into Records
+//     it deletes; then the targets of ref values new to their Record, with
+//     the Links out of the Records it patches whose stored Kind a required
+//     Relation starts from (a patch does not name its Kind); the
+//     foreign-key Links of the other Records it puts or patches follow from
+//     their stored ref values and are not read;
 //  3. the changes are applied in order in memory and every problem is
 //     collected with the index of its change: malformed changes are
 //     lberr.Invalid, schema and data violations lberr.Unprocessable; nothing is written if there is one;

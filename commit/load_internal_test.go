@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -173,4 +174,77 @@ func TestLinkChecksFormatOnlyProblems(t *testing.T) {
 	allocs := testing.AllocsPerRun(5, func() { run() })
 	t.Logf("%.1f allocations per Link", allocs/n)
 	require.Less(t, allocs/n, 5.0, "allocations per Link")
+}
+
+// TestPatchReadsLinksByStoredKind: for_part is required and starts from
+// Order. A patch does not name its Kind; the load reads the Links out of a
+// patched Record once its stored row says it is an Order (the required
+// Relation counts them), and for a patched Part only the foreign-key Links
+// its stored values hold, reading the branch's rows directly or through its
+// level chain.
+func TestPatchReadsLinksByStoredKind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, d := supplyDomain(t)
+	p := New(s, Config{})
+	doc := `{"kinds": [
+ {"name": "Supplier", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]},
+ {"name": "Part", "title": "name", "attributes": [
+   {"name": "name", "type": "text", "required": true},
+   {"name": "maker", "type": "ref", "kind": "Supplier"}]},
+ {"name": "Order", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}],
+ "relations": [
+ {"name": "supplied_by", "from": "Part", "to": "Supplier", "cardinality": "many"},
+ {"name": "for_part", "from": "Order", "to": "Part", "cardinality": "one", "required": true}]}`
+	_, err := p.PutSchema(ctx, d.ID, "main", &SchemaRequest{Document: json.RawMessage(doc), Author: "test", Message: "schema"})
+	require.NoError(t, err)
+	_, err = p.Commit(ctx, d.ID, "main", &Request{Message: "seed", Author: "test", Changes: []Change{
+		{Op: "put", Kind: "Supplier", Key: "S-1", Values: json.RawMessage(`{"name": "Acme"}`)},
+		{Op: "put", Kind: "Part", Key: "P-1", Values: json.RawMessage(`{"name": "Hex", "maker": "S-1"}`)},
+		{Op: "link", Relation: "supplied_by", From: "P-1", To: "S-1"},
+		{Op: "put", Kind: "Order", Key: "O-1", Values: json.RawMessage(`{"name": "First"}`)},
+		{Op: "link", Relation: "for_part", From: "O-1", To: "P-1"},
+	}}, "")
+	require.NoError(t, err)
+	patch := func(key string) Change {
+		return Change{Op: "patch", Key: key, Values: json.RawMessage(`{"name": "renamed"}`)}
+	}
+	tests := []struct {
+		name    string
+		changes []Change
+		through bool
+		want    []string // every Link the load put in the state
+	}{
+		{"a Part", []Change{patch("P-1")}, false, []string{"P-1 maker S-1 r"}},
+		{"an Order", []Change{patch("O-1")}, false, []string{"O-1 for_part P-1 l"}},
+		{"both", []Change{patch("O-1"), patch("P-1")}, false, []string{"O-1 for_part P-1 l", "P-1 maker S-1 r"}},
+		{"a missing Record", []Change{patch("O-9")}, false, []string{}},
+		{"a Part through the levels", []Change{patch("P-1")}, true, []string{"P-1 maker S-1 r"}},
+		{"both through the levels", []Change{patch("P-1"), patch("O-1")}, true, []string{"O-1 for_part P-1 l", "P-1 maker S-1 r"}},
+		{"an Order linked in the same commit", []Change{patch("O-1"), {Op: "link", Relation: "for_part", From: "O-1", To: "P-1"}}, false, []string{"O-1 for_part P-1 l"}},
+		{"an Order through the levels", []Change{patch("O-1")}, true, []string{"O-1 for_part P-1 l"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
+				b, err := store.LockBranch(ctx, tx, "main")
+				require.NoError(t, err)
+				sch, err := loadSchema(ctx, tx, b.ID)
+				require.NoError(t, err)
+				var ps problemSet
+				changes, _ := p.parse(&Request{Message: "m", Author: "a", Changes: tc.changes}, &ps)
+				require.True(t, ps.empty())
+				st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
+				require.NoError(t, p.load(ctx, tx, d.ID, b.ID, tc.through, st, changes))
+				got := []string{}
+				for k, l := range st.links {
+					got = append(got, fmt.Sprintf("%s %s %s %c", k.from, k.relation, k.to, l.origin))
+				}
+				slices.Sort(got)
+				require.Equal(t, tc.want, got)
+				return nil
+			})
+			require.NoError(t, err)
+		})
+	}
 }

@@ -211,8 +211,9 @@ func TestCommitRecordsReadsByBitmap(t *testing.T) {
 // no Link (a Part's foreign-key Links follow from its values: a new maker
 // moves its maker Link), a put of an Order reads the Links out of it (the
 // required Relation counts them: an Order put again keeps its stored
-// for_part Link; a new Order without one is refused), and a patch reads
-// them whatever its Record's Kind.
+// for_part Link; a new Order without one is refused), and a patch of an
+// Order, which does not name its Kind, finds its for_part Link
+// (TestPatchReadsLinksByStoredKind: a patch of a Part reads none).
 func TestPutReadsLinksOnlyForRequiredRelations(t *testing.T) {
 	t.Parallel()
 	trace := &batchStatements{}
@@ -238,6 +239,9 @@ func TestPutReadsLinksOnlyForRequiredRelations(t *testing.T) {
 	require.Equal(t, "required_link", ie.Problems[0].Code)
 
 	trace.record(true)
-	b.commit(t, patch("P-2", `{"name": "Nut M10"}`))
-	require.True(t, readsLinks(trace.record(false)), "a patch reads its Links")
+	b.commit(t, patch("O-1", `{"name": "Order one, patched"}`), patch("P-2", `{"name": "Nut M10"}`))
+	require.True(t, readsLinks(trace.record(false)), "a patch of an Order reads its Links")
+	require.Contains(t, b.links(t), "O-1 for_part P-1 l")
+	ie = b.invalid(t, req(patch("O-1", `{"name": "Order one, unlinked"}`), unlnk("for_part", "O-1", "P-1")))
+	require.Equal(t, "required_link", ie.Problems[0].Code)
 }

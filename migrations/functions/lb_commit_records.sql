@@ -8,8 +8,12 @@
 -- one after the other (at 10M, 1,000 Records' heap pages not cached: 77 ms
 -- of reads one by one, 8 ms prefetched). With the pages cached both plans
 -- cost the same. Nor is the partition scanned whole: it holds every
--- branch of the Domain and other Domains' rows. The Domain and branch are planned as constants, so the
--- statement reads the Domain's partition alone.
+-- branch of the Domain and other Domains' rows. The Domain and branch are
+-- InitPlan values, unknown when the statement is planned: as constants, a
+-- Domain the partition's statistics do not know (a new tenant beside a large
+-- one) is estimated at a row, and the bitmap is taken over the branch's
+-- whole range of mat_records_iseq_idx, filtering by key. The Domain's
+-- partition is chosen when the statement runs.
 CREATE OR REPLACE FUNCTION lb_commit_records(p_d integer, p_b integer, p_whole text[], p_ends text[])
  RETURNS TABLE(whole boolean, key text, kind text, "values" jsonb, lineage jsonb, created_seq bigint, versions integer)
  LANGUAGE plpgsql
@@ -21,11 +25,11 @@ AS $function$
 BEGIN
     RETURN QUERY EXECUTE format($q$SELECT true, m.key::text, m.kind::text, m."values", m.lineage, m.created_seq, m.versions
   FROM mat_records m
- WHERE m.domain_id = %1$L AND m.branch_id = %2$L AND NOT m.deleted AND m.key = ANY ($1)
+ WHERE m.domain_id = (SELECT %1$L::int) AND m.branch_id = (SELECT %2$L::int) AND NOT m.deleted AND m.key = ANY ($1)
 UNION ALL
 SELECT false, m.key::text, m.kind::text, NULL::jsonb, NULL::jsonb, m.created_seq, m.versions
   FROM mat_records m
- WHERE m.domain_id = %1$L AND m.branch_id = %2$L AND NOT m.deleted AND m.key = ANY ($2)$q$, p_d, p_b)
+ WHERE m.domain_id = (SELECT %1$L::int) AND m.branch_id = (SELECT %2$L::int) AND NOT m.deleted AND m.key = ANY ($2)$q$, p_d, p_b)
       USING p_whole, p_ends;
 END
 $function$;

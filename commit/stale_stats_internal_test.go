@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -226,22 +227,28 @@ type planNode struct {
 }
 
 // probeCond is an index condition that looks a key up: the Domain, the
-// branch and the key column, the three leading columns of the index named.
-var probeCond = regexp.MustCompile(`^\(\(domain_id = [^)]+\) AND \(branch_id = [^)]+\) AND \((from_key|to_key|key) = `)
+// branch and the key column (a word in the lexicon), the three leading
+// columns of the index named.
+var probeCond = regexp.MustCompile(`^\(\(domain_id = [^)]+\) AND \(branch_id = [^)]+\) AND \((from_key|to_key|key|word) = `)
 
-// requireKeyProbes requires every node of plan that ran and reads
-// mat_records or mat_links to look keys up: an index scan or bitmap index
-// scan of the index the key leads after the Domain and branch (the primary
-// key for key and from_key, the incoming index for to_key) whose condition
-// is the Domain, the branch and the key. Heap and bitmap heap scans over
-// such a bitmap count as the bitmap does; a sequential scan never.
+// probedTables are the tables whose reads requireKeyProbes checks.
+var probedTables = []string{"mat_records", "mat_links", "mat_search_words", "mat_lexicon"}
+
+// requireKeyProbes requires every node of plan that ran and reads one of
+// probedTables to look keys up: an index scan or bitmap index scan of the
+// index the key leads after the Domain and branch (the primary key for key,
+// from_key and a lexicon's word, the incoming index for to_key) whose
+// condition is the Domain, the branch and the key. Heap and bitmap heap
+// scans over such a bitmap count as the bitmap does; a sequential scan
+// never.
 func requireKeyProbes(t *testing.T, plan planNode, all string) {
 	t.Helper()
 	var walk func(n planNode)
 	walk = func(n planNode) {
 		if n.Loops > 0 {
-			onTable := strings.HasPrefix(n.Relation, "mat_records") || strings.HasPrefix(n.Relation, "mat_links") ||
-				strings.HasPrefix(n.Index, "mat_records") || strings.HasPrefix(n.Index, "mat_links")
+			onTable := slices.ContainsFunc(probedTables, func(p string) bool {
+				return strings.HasPrefix(n.Relation, p) || strings.HasPrefix(n.Index, p)
+			})
 			switch {
 			case onTable && n.Type == "Seq Scan":
 				t.Fatalf("a sequential scan of %s:\n%s", n.Relation, all)

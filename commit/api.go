@@ -100,6 +100,26 @@ type Config struct {
 	// IdempotencyTTL is how long an Idempotency-Key is remembered
 	// (write.idempotency_ttl); 0 is DefaultIdempotencyTTL.
 	IdempotencyTTL time.Duration
+	// AnalyzeJobs, when set, queues in the commit's transaction the taking
+	// of the Domain's planner statistics again (jobs.QueueAnalyze: at most
+	// once a Domain in each jobs.AnalyzePeriod) when the commit creates
+	// AnalyzeAfterRows Records and Links or more: a Domain that its
+	// partitions' statistics do not know yet is estimated at a row, and
+	// lookups by key may scan its branches instead.
+	AnalyzeJobs func(ctx context.Context, tx pgx.Tx, domainID int32) error
+	// AnalyzeAfterRows is the number of Records and Links a commit creates
+	// from which it calls AnalyzeJobs; 0 is DefaultAnalyzeAfterRows.
+	AnalyzeAfterRows int
+}
+
+// DefaultAnalyzeAfterRows is Config.AnalyzeAfterRows when unset.
+const DefaultAnalyzeAfterRows = 1000
+
+func (c Config) analyzeAfterRows() int {
+	if c.AnalyzeAfterRows > 0 {
+		return c.AnalyzeAfterRows
+	}
+	return DefaultAnalyzeAfterRows
 }
 
 // DefaultIdempotencyTTL is how long an Idempotency-Key is remembered when

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -121,7 +119,7 @@ func readsWithStaleStatistics(t *testing.T, analyzedAt int, other, recordsProbe 
 		var out []byte
 		require.NoError(t, tx.QueryRow(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+q.SQL, q.Arguments...).Scan(&out))
 		var plans []struct {
-			Plan planNode `json:"Plan"`
+			Plan pgtest.PlanNode `json:"Plan"`
 		}
 		require.NoError(t, json.Unmarshal(out, &plans))
 		if probes {
@@ -163,13 +161,8 @@ func readsWithStaleStatistics(t *testing.T, analyzedAt int, other, recordsProbe 
 	require.Len(t, st.records, 200)
 	inner := 0
 	for _, p := range plans() {
-		i := strings.Index(p, "{")
-		require.GreaterOrEqual(t, i, 0, p)
-		var e struct {
-			Query string   `json:"Query Text"`
-			Plan  planNode `json:"Plan"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(p[i:]), &e), p)
+		e, err := pgtest.ParseExplained(p)
+		require.NoError(t, err)
 		if !strings.Contains(e.Query, "FROM mat_records m") {
 			continue
 		}
@@ -216,57 +209,11 @@ func readsWithStaleStatistics(t *testing.T, analyzedAt int, other, recordsProbe 
 	}
 }
 
-// planNode is a node of a plan in EXPLAIN's JSON format.
-type planNode struct {
-	Type      string     `json:"Node Type"`
-	Relation  string     `json:"Relation Name"`
-	Index     string     `json:"Index Name"`
-	IndexCond string     `json:"Index Cond"`
-	Loops     float64    `json:"Actual Loops"`
-	Plans     []planNode `json:"Plans"`
-}
-
-// probeCond is an index condition that looks a key up: the Domain, the
-// branch and the key column (a word in the lexicon), the three leading
-// columns of the index named.
-var probeCond = regexp.MustCompile(`^\(\(domain_id = [^)]+\) AND \(branch_id = [^)]+\) AND \((from_key|to_key|key|word) = `)
-
-// probedTables are the tables whose reads requireKeyProbes checks.
-var probedTables = []string{"mat_records", "mat_links", "mat_search_words", "mat_lexicon"}
-
-// requireKeyProbes requires every node of plan that ran and reads one of
-// probedTables to look keys up: an index scan or bitmap index scan of the
-// index the key leads after the Domain and branch (the primary key for key,
-// from_key and a lexicon's word, the incoming index for to_key) whose
-// condition is the Domain, the branch and the key. Heap and bitmap heap
-// scans over such a bitmap count as the bitmap does; a sequential scan
-// never.
-func requireKeyProbes(t *testing.T, plan planNode, all string) {
+// requireKeyProbes requires every node of plan that ran on the tables
+// pgtest.KeyProbeProblems checks to look keys up.
+func requireKeyProbes(t *testing.T, plan pgtest.PlanNode, all string) {
 	t.Helper()
-	var walk func(n planNode)
-	walk = func(n planNode) {
-		if n.Loops > 0 {
-			onTable := slices.ContainsFunc(probedTables, func(p string) bool {
-				return strings.HasPrefix(n.Relation, p) || strings.HasPrefix(n.Index, p)
-			})
-			switch {
-			case onTable && n.Type == "Seq Scan":
-				t.Fatalf("a sequential scan of %s:\n%s", n.Relation, all)
-			case onTable && n.Index != "":
-				m := probeCond.FindStringSubmatch(n.IndexCond)
-				require.NotNil(t, m, "%s on %s: not a key probe: %s\n%s", n.Type, n.Index, n.IndexCond, all)
-				want := "_pkey"
-				if m[1] == "to_key" {
-					want = "_to_key_"
-				}
-				require.Contains(t, n.Index, want, "%s of %s by %s\n%s", n.Type, n.Index, m[1], all)
-			}
-		}
-		for _, c := range n.Plans {
-			walk(c)
-		}
-	}
-	walk(plan)
+	require.Empty(t, pgtest.KeyProbeProblems(plan), all)
 }
 
 func mustQuery(t *testing.T, s *store.Store, sql string) pgx.Rows {

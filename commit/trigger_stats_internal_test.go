@@ -2,7 +2,6 @@ package commit
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -82,16 +81,11 @@ func TestPostingsTriggerProbesByKeyForANewDomain(t *testing.T) {
 		t.Helper()
 		n := 0
 		for _, p := range plans() {
-			i := strings.Index(p, "{")
-			require.GreaterOrEqual(t, i, 0, p)
-			var e struct {
-				Query string   `json:"Query Text"`
-				Plan  planNode `json:"Plan"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(p[i:]), &e), p)
+			e, err := pgtest.ParseExplained(p)
+			require.NoError(t, err)
 			if strings.Contains(e.Query, "mat_search_words s") {
 				n++
-				t.Logf("%s: %s", what, strings.TrimSpace(p[:i]))
+				t.Logf("%s: %s", what, strings.TrimSpace(p[:strings.Index(p, "{")]))
 				requireKeyProbes(t, e.Plan, p)
 			}
 		}

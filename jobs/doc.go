@@ -60,6 +60,14 @@
 // that fails while its Domain is being deleted is cancelled rather than
 // retried. The sweep leaves the branches of a Domain being deleted alone.
 //
+// store.analyze (AnalyzeWorker) runs ANALYZE on the partitions holding a
+// Domain's rows of the tables read by Domain, branch and key, queued by a
+// commit that creates 1,000 Records and Links or more
+// (commit.Config.AnalyzeJobs), at most once a Domain in each AnalyzePeriod:
+// until autovacuum's share of a partition's rows has changed, a Domain the
+// statistics do not know is estimated at a row, and a lookup by key may
+// scan its branch instead. A copy analyzes what it copied the same way.
+//
 // semantic.embed and semantic.reembed (Embedder) write the vectors of a
 // commit's Records and of a Kind whose embedding changed; a re-embedding
 // keeps its progress, cursor included, per Kind in

@@ -541,7 +541,8 @@ func branchLive(ctx context.Context, conn *pgxpool.Conn, domainID, branchID int3
 func NewWorkers(s *store.Store) *river.Workers { return NewWorkersWith(s, DefaultConfig()) }
 
 // NewWorkersWith registers Lorebase's workers: index builds, branch copies
-// and branch deletions.
+// and branch deletions, Domain deletions, statistics after large commits and
+// embeddings.
 func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	w := river.NewWorkers()
 	river.AddWorker(w, &IndexWorker{store: s})
@@ -549,6 +550,7 @@ func NewWorkersWith(s *store.Store, cfg Config) *river.Workers {
 	river.AddWorker(w, &MaterializeWorker{copier: &Copier{Store: s, Config: cfg}})
 	river.AddWorker(w, &BranchDeleteWorker{deleter: &Deleter{Store: s, Config: cfg}})
 	river.AddWorker(w, &DomainDeleteWorker{deleter: &DomainDeleter{Store: s}})
+	river.AddWorker(w, &AnalyzeWorker{store: s})
 	AddEmbedWorkers(w, s, cfg.Embedders)
 	return w
 }

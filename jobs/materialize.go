@@ -351,10 +351,21 @@ func (r *copyRun) lane(ctx context.Context, l string, wait time.Duration) error 
 // taken (an index build on it) past wait is left to autovacuum, whose
 // threshold the copy has crossed.
 func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, tables []string, wait time.Duration) error {
+	return analyzeDomain(ctx, c.Store, a.DomainID, tables, wait, func(part string) {
+		c.log().WarnContext(ctx, "copy done; partition statistics left to autovacuum: its lock stayed taken",
+			"domain_id", a.DomainID, "branch_id", a.BranchID, "partition", part, "waited", wait)
+	})
+}
+
+// analyzeDomain runs ANALYZE of the partition of each of tables that holds
+// rows of domainID (a table it has no row in is skipped), waiting for a
+// partition's lock at most until wait has passed in all; a partition whose
+// lock stays taken past it is passed to gaveUp and left.
+func analyzeDomain(ctx context.Context, s *store.Store, domainID int32, tables []string, wait time.Duration, gaveUp func(part string)) error {
 	deadline := time.Now().Add(wait)
 	for _, t := range tables {
 		var part string
-		err := c.Store.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM `+t+` WHERE domain_id = $1 LIMIT 1`, a.DomainID).Scan(&part)
+		err := s.Pool.QueryRow(ctx, `SELECT tableoid::regclass::text FROM `+t+` WHERE domain_id = $1 LIMIT 1`, domainID).Scan(&part)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
@@ -363,7 +374,7 @@ func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, tables []string
 		}
 		pause := 100 * time.Millisecond
 		for {
-			err := c.analyzePart(ctx, part)
+			err := analyzePart(ctx, s, part)
 			if err == nil {
 				break
 			}
@@ -372,8 +383,7 @@ func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, tables []string
 			}
 			left := time.Until(deadline)
 			if left <= 0 {
-				c.log().WarnContext(ctx, "copy done; partition statistics left to autovacuum: its lock stayed taken",
-					"domain_id", a.DomainID, "branch_id", a.BranchID, "partition", part, "waited", wait)
+				gaveUp(part)
 				break
 			}
 			select {
@@ -389,8 +399,8 @@ func (c *Copier) analyze(ctx context.Context, a MaterializeArgs, tables []string
 
 // analyzePart runs ANALYZE of one partition in a transaction whose lock
 // waits end after analyzeLockTimeout.
-func (c *Copier) analyzePart(ctx context.Context, part string) error {
-	return pgx.BeginFunc(ctx, c.Store.Pool, func(tx pgx.Tx) error {
+func analyzePart(ctx context.Context, s *store.Store, part string) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL lock_timeout = %d`, analyzeLockTimeout.Milliseconds())); err != nil {
 			return err
 		}

@@ -73,6 +73,7 @@ func Build(cfg config.Config, s *store.Store, opts Options) (*Parts, error) {
 	}
 	cc.KnownModel = embedders.Known
 	cc.EmbedJobs = jobs.QueueEmbed(func() *river.Client[pgx.Tx] { return client })
+	cc.AnalyzeJobs = jobs.QueueAnalyze(func() *river.Client[pgx.Tx] { return client })
 	cc.IndexBuilds = func(ctx context.Context, tx pgx.Tx, domainID, branchID int32, kind string, attributes []string) error {
 		return jobs.EnqueueKindIndexes(ctx, client, tx, domainID, branchID, kind, attributes)
 	}

@@ -15,6 +15,9 @@ const (
 	DomainDelete = "store.domain_delete"
 	// IndexDrop drops a per-Attribute index a schema change left unused.
 	IndexDrop = "store.index_drop"
+	// Analyze takes the planner's statistics of a Domain's partitions again
+	// after a commit added many rows to it.
+	Analyze = "store.analyze"
 	// Embed embeds the Records one commit wrote.
 	Embed = "semantic.embed"
 	// Reembed embeds every Record of a Kind of a branch after its

@@ -1,0 +1,165 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/jobkind"
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/jobs"
+	"github.com/lorebase/lorebase/store"
+)
+
+// TestAnalyzeJobPutsANewDomainInTheStatistics: a Domain created in the
+// partition of a larger one, whose 50,000 Records and Links filled it
+// before the statistics were taken (autovacuum off, as a partition whose
+// share of changed rows stays under autovacuum's threshold), commits 20,000
+// Parts with a Link each. Its commits queue store.analyze once in the
+// period: a small commit none, the large one a job, a second large one no
+// other. Until the job runs, an overlay's read of 5 of its Records
+// (lb_state_records as lorebase_app) scans main's range of another index
+// for each key; after it, every node that ran on main is a lookup by key.
+func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	big, err := s.CreateDomain(ctx, "big")
+	require.NoError(t, err)
+	var d *store.Domain
+	for i := 0; d == nil; i++ {
+		require.Less(t, i, 64, "no Domain in the partition of the first")
+		n, err := s.CreateDomain(ctx, fmt.Sprintf("tenant-%d", i))
+		require.NoError(t, err)
+		var same bool
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT bool_or(satisfies_hash_partition('mat_records'::regclass, 8, r, $1::int)
+			AND satisfies_hash_partition('mat_records'::regclass, 8, r, $2::int)) FROM generate_series(0, 7) r`, big.ID, n.ID).Scan(&same))
+		if same {
+			d = n
+		}
+	}
+	parts, err := s.Pool.Query(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent IN ('mat_records'::regclass, 'mat_links'::regclass, 'mat_history'::regclass,
+		                      'mat_link_history'::regclass, 'mat_search_words'::regclass)`)
+	require.NoError(t, err)
+	names, err := pgx.CollectRows(parts, pgx.RowTo[string])
+	require.NoError(t, err)
+	for _, n := range append(names, "mat_lexicon") {
+		_, err := s.Pool.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s SET (autovacuum_enabled = off)`, n))
+		require.NoError(t, err)
+	}
+	var bigMain int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, big.ID).Scan(&bigMain))
+	_, err = s.Pool.Exec(ctx, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, "values", search, lineage, created_seq, seq, versions)
+		SELECT $1, $2, 'P-' || i, 'Part', 'part ' || i, jsonb_build_object('name', 'part ' || i), to_tsvector('simple', 'part'),
+		       jsonb_build_object('name', 1), 1, 1, 1 FROM generate_series(1, 50000) i`, big.ID, bigMain)
+	require.NoError(t, err)
+	_, err = s.Pool.Exec(ctx, `INSERT INTO mat_links (domain_id, branch_id, from_key, relation, to_key, origin, seq)
+		SELECT $1, $2, 'P-' || i, 'stocked_at', 'W-' || (i % 97), 'l', 1 FROM generate_series(1, 50000) i`, big.ID, bigMain)
+	require.NoError(t, err)
+	_, err = s.Pool.Exec(ctx, `ANALYZE`)
+	require.NoError(t, err)
+
+	client, err := jobs.NewClient(s.Pool, jobs.NewWorkers(s), nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	pipe := commit.New(s, commit.Config{MaxChanges: 50000, AnalyzeJobs: jobs.QueueAnalyze(func() *river.Client[pgx.Tx] { return client })})
+	_, err = pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Author: "t", Message: "schema", Document: json.RawMessage(`{"kinds": [
+		{"name": "Part", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]},
+		{"name": "Warehouse", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}],
+		"relations": [{"name": "stocked_at", "from": "Part", "to": "Warehouse", "cardinality": "one"}]}`)})
+	require.NoError(t, err)
+	jobsQueued := func() int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'domain_id' = $2`,
+			jobkind.Analyze, fmt.Sprint(d.ID)).Scan(&n))
+		return n
+	}
+	parts3 := func(from, n int) []commit.Change {
+		var cs []commit.Change
+		for i := from; i < from+n; i++ {
+			cs = append(cs, commit.Change{Op: "put", Kind: "Part", Key: fmt.Sprintf("P-%d", i), Values: json.RawMessage(fmt.Sprintf(`{"name": "Part %d"}`, i))},
+				commit.Change{Op: "link", Relation: "stocked_at", From: fmt.Sprintf("P-%d", i), To: "W-1"})
+		}
+		return cs
+	}
+	commitAll := func(cs []commit.Change) {
+		_, err := pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
+		require.NoError(t, err)
+	}
+	commitAll(append(parts3(0, 10), commit.Change{Op: "put", Kind: "Warehouse", Key: "W-1", Values: json.RawMessage(`{"name": "North"}`)}))
+	require.Zero(t, jobsQueued(), "a commit of 21 Records and Links")
+	commitAll(parts3(10, 20000))
+	require.Equal(t, 1, jobsQueued(), "a commit of 40,000 Records and Links")
+	commitAll(parts3(20010, 1000))
+	require.Equal(t, 1, jobsQueued(), "a second large commit in the period")
+
+	_, err = s.CreateBranch(ctx, d.ID, store.CreateBranchRequest{Name: "agent", From: "main", Mode: store.ModeOverlay}, store.BranchJobs{})
+	require.NoError(t, err)
+	var overlay int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'agent'`, d.ID).Scan(&overlay))
+	conn, plans := pgtest.AutoExplain(t, s.Requests, true)
+	_, err = conn.Exec(ctx, `SET auto_explain.log_format = json`)
+	require.NoError(t, err)
+	var mainID int32
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, d.ID).Scan(&mainID))
+	onMain := fmt.Sprintf("(branch_id = %d)", mainID)
+	// problems reads 5 of the Domain's Records on the overlay and returns
+	// what in the plans that ran on main, the overlay's base, was not a
+	// lookup by key. (The overlay's own rows, none here, may be read by a
+	// scan of its range: the statistics say it is empty, and it is.)
+	problems := func() []string {
+		var got []string
+		require.NoError(t, pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if err := store.Scope(ctx, tx, d.ID); err != nil {
+				return err
+			}
+			plans()
+			rows, err := tx.Query(ctx, `SELECT key FROM lb_state_records($1, $2)`, overlay, []string{"P-5", "P-50", "P-500", "P-5000", "P-15000"})
+			if err != nil {
+				return err
+			}
+			keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			require.Len(t, keys, 5)
+			return err
+		}))
+		for _, p := range plans() {
+			e, err := pgtest.ParseExplained(p)
+			require.NoError(t, err)
+			for _, p := range pgtest.KeyProbeProblems(e.Plan) {
+				if strings.Contains(p, onMain) {
+					got = append(got, p)
+				}
+			}
+		}
+		return got
+	}
+	require.NotEmpty(t, problems(), "before the job: the statistics do not know the Domain")
+
+	done, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+	defer cancel()
+	require.NoError(t, client.Start(ctx))
+	defer func() { require.NoError(t, client.Stop(context.WithoutCancel(ctx))) }()
+	select {
+	case ev := <-done:
+		require.Equal(t, river.EventKindJobCompleted, ev.Kind, "%+v", ev.Job.Errors)
+		require.Equal(t, jobkind.Analyze, ev.Job.Kind)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the analyze job did not finish")
+	}
+	require.Empty(t, problems(), "after the job")
+	var analyzed int
+	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables WHERE relname = ANY ($1) AND last_analyze > now() - interval '1 minute'`,
+		names).Scan(&analyzed))
+	require.GreaterOrEqual(t, analyzed, 5, "the Domain's partitions of the five tables analyzed")
+}

@@ -343,7 +343,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 	var hVals, hProv []*string
 	var hObj [][]byte
 	seqNum := json.Number(strconv.FormatInt(h.seq, 10))
-	created := 0 // Records the commit creates
+	newRecords := 0 // Records the commit creates
 	// Every set's rows go in the order of its primary key (Records and
 	// history by key, Links by their ends and Relation, objects by hash):
 	// each insert then lands beside the one before it in the index.
@@ -396,7 +396,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 			if r.had {
 				versions = r.versions + 1
 			} else {
-				created++
+				newRecords++
 			}
 			rKey = append(rKey, key)
 			rKind = append(rKind, r.kindName)
@@ -586,7 +586,7 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		}
 		return nil, fmt.Errorf("write commit: %w", err)
 	}
-	if p.cfg.AnalyzeJobs != nil && created+adds.n >= p.cfg.analyzeAfterRows() {
+	if p.cfg.AnalyzeJobs != nil && newRecords+adds.n >= p.cfg.analyzeAfterRows() {
 		if err := p.cfg.AnalyzeJobs(ctx, tx, domainID); err != nil {
 			return nil, fmt.Errorf("queue analyze: %w", err)
 		}

@@ -23,10 +23,10 @@ import (
 // TestAnalyzeJobPutsANewDomainInTheStatistics: a Domain created in the
 // partition of a larger one, whose 50,000 Records and Links filled it
 // before the statistics were taken (autovacuum off, as a partition whose
-// share of changed rows stays under autovacuum's threshold), commits 20,000
-// Parts with a Link each. Its commits queue store.analyze once in the
-// period: a small commit none, the large one a job, a second large one no
-// other. Until the job runs, an overlay's read of 5 of its Records
+// share of changed rows stays under autovacuum's threshold), commits 21,499
+// Parts. Its commits queue store.analyze once in the period: a commit of
+// 999 Records and Links none, one of 1,000 Records a job, a second of
+// 40,000 Records and Links no other. Until the job runs, an overlay's read of 5 of its Records
 // (lb_state_records as lorebase_app) scans main's range of another index
 // for each key; after it, every node that ran on main is a lookup by key.
 func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
@@ -85,11 +85,14 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 			jobkind.Analyze, fmt.Sprint(d.ID)).Scan(&n))
 		return n
 	}
-	parts3 := func(from, n int) []commit.Change {
+	// parts3 puts n Parts from number from, each with its Link when linked.
+	parts3 := func(from, n int, linked bool) []commit.Change {
 		var cs []commit.Change
 		for i := from; i < from+n; i++ {
-			cs = append(cs, commit.Change{Op: "put", Kind: "Part", Key: fmt.Sprintf("P-%d", i), Values: json.RawMessage(fmt.Sprintf(`{"name": "Part %d"}`, i))},
-				commit.Change{Op: "link", Relation: "stocked_at", From: fmt.Sprintf("P-%d", i), To: "W-1"})
+			cs = append(cs, commit.Change{Op: "put", Kind: "Part", Key: fmt.Sprintf("P-%d", i), Values: json.RawMessage(fmt.Sprintf(`{"name": "Part %d"}`, i))})
+			if linked {
+				cs = append(cs, commit.Change{Op: "link", Relation: "stocked_at", From: fmt.Sprintf("P-%d", i), To: "W-1"})
+			}
 		}
 		return cs
 	}
@@ -97,11 +100,11 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 		_, err := pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: cs}, "")
 		require.NoError(t, err)
 	}
-	commitAll(append(parts3(0, 10), commit.Change{Op: "put", Kind: "Warehouse", Key: "W-1", Values: json.RawMessage(`{"name": "North"}`)}))
-	require.Zero(t, jobsQueued(), "a commit of 21 Records and Links")
-	commitAll(parts3(10, 20000))
-	require.Equal(t, 1, jobsQueued(), "a commit of 40,000 Records and Links")
-	commitAll(parts3(20010, 1000))
+	commitAll(append(parts3(0, 499, true), commit.Change{Op: "put", Kind: "Warehouse", Key: "W-1", Values: json.RawMessage(`{"name": "North"}`)}))
+	require.Zero(t, jobsQueued(), "a commit of 999 Records and Links")
+	commitAll(parts3(499, 1000, false))
+	require.Equal(t, 1, jobsQueued(), "a commit of 1,000 Records")
+	commitAll(parts3(1499, 20000, true))
 	require.Equal(t, 1, jobsQueued(), "a second large commit in the period")
 
 	_, err = s.CreateBranch(ctx, d.ID, store.CreateBranchRequest{Name: "agent", From: "main", Mode: store.ModeOverlay}, store.BranchJobs{})

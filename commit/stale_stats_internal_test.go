@@ -90,18 +90,11 @@ func readsWithStaleStatistics(t *testing.T, analyzedAt int, other, recordsProbe 
 		// A Domain created later in the same partition is measured; the
 		// first fills the partition before the statistics are taken.
 		big := d
-		for i := 0; ; i++ {
-			require.Less(t, i, 64, "no Domain in the partition of the first")
-			n, err := s.CreateDomain(ctx, fmt.Sprintf("tenant-%d", i))
+		d = pgtest.DomainBeside(t, s.Pool, big.ID, func(name string) (*store.Domain, int32) {
+			n, err := s.CreateDomain(ctx, name)
 			require.NoError(t, err)
-			var same bool
-			require.NoError(t, s.Pool.QueryRow(ctx, `SELECT bool_or(satisfies_hash_partition('mat_records'::regclass, 8, r, $1::int)
-				AND satisfies_hash_partition('mat_records'::regclass, 8, r, $2::int)) FROM generate_series(0, 7) r`, big.ID, n.ID).Scan(&same))
-			if same {
-				d = n
-				break
-			}
-		}
+			return n, n.ID
+		})
 		fill(big.ID, mainOf(big.ID), "", 100000)
 	}
 	branch := mainOf(d.ID)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/store"
 )
 
 // TestPostingsTriggerProbesByKeyForANewDomain: a Domain created in the
@@ -26,19 +27,11 @@ func TestPostingsTriggerProbesByKeyForANewDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, big := supplyDomain(t)
-	d := big
-	for i := 0; ; i++ {
-		require.Less(t, i, 64, "no Domain in the partition of the first")
-		n, err := s.CreateDomain(ctx, fmt.Sprintf("tenant-%d", i))
+	d := pgtest.DomainBeside(t, s.Pool, big.ID, func(name string) (*store.Domain, int32) {
+		n, err := s.CreateDomain(ctx, name)
 		require.NoError(t, err)
-		var same bool
-		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT bool_or(satisfies_hash_partition('mat_records'::regclass, 8, r, $1::int)
-			AND satisfies_hash_partition('mat_records'::regclass, 8, r, $2::int)) FROM generate_series(0, 7) r`, big.ID, n.ID).Scan(&same))
-		if same {
-			d = n
-			break
-		}
-	}
+		return n, n.ID
+	})
 	mainOf := func(domainID int32) int32 {
 		var id int32
 		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, domainID).Scan(&id))

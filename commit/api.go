@@ -103,23 +103,38 @@ type Config struct {
 	// AnalyzeJobs, when set, queues in the commit's transaction the taking
 	// of the Domain's planner statistics again (jobs.QueueAnalyze: at most
 	// once a Domain in each jobs.AnalyzePeriod) when the commit creates
-	// AnalyzeAfterRows Records and Links or more: a Domain that its
-	// partitions' statistics do not know yet is estimated at a row, and
+	// AnalyzeAfterRows Records and Links or more, or creates some and its
+	// Revision number is a multiple of AnalyzeEveryRevisions: a Domain that
+	// its partitions' statistics do not know yet is estimated at a row, and
 	// lookups by key may scan its branches instead.
 	AnalyzeJobs func(ctx context.Context, tx pgx.Tx, domainID int32) error
 	// AnalyzeAfterRows is the number of Records and Links a commit creates
 	// from which it calls AnalyzeJobs; 0 is DefaultAnalyzeAfterRows.
 	AnalyzeAfterRows int
+	// AnalyzeEveryRevisions: a commit whose Revision number is a multiple of
+	// it and that creates Records or Links calls AnalyzeJobs; 0 is
+	// DefaultAnalyzeEveryRevisions.
+	AnalyzeEveryRevisions int
 }
 
 // DefaultAnalyzeAfterRows is Config.AnalyzeAfterRows when unset.
 const DefaultAnalyzeAfterRows = 1000
+
+// DefaultAnalyzeEveryRevisions is Config.AnalyzeEveryRevisions when unset.
+const DefaultAnalyzeEveryRevisions = 100
 
 func (c Config) analyzeAfterRows() int {
 	if c.AnalyzeAfterRows > 0 {
 		return c.AnalyzeAfterRows
 	}
 	return DefaultAnalyzeAfterRows
+}
+
+func (c Config) analyzeEveryRevisions() int64 {
+	if c.AnalyzeEveryRevisions > 0 {
+		return int64(c.AnalyzeEveryRevisions)
+	}
+	return DefaultAnalyzeEveryRevisions
 }
 
 // DefaultIdempotencyTTL is how long an Idempotency-Key is remembered when

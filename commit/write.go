@@ -586,7 +586,10 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		}
 		return nil, fmt.Errorf("write commit: %w", err)
 	}
-	if p.cfg.AnalyzeJobs != nil && newRecords+adds.n >= p.cfg.analyzeAfterRows() {
+	// A Domain that grows by small commits is analyzed every
+	// analyzeEveryRevisions of its Revisions that create rows.
+	if created := newRecords + adds.n; p.cfg.AnalyzeJobs != nil &&
+		(created >= p.cfg.analyzeAfterRows() || created > 0 && h.number%p.cfg.analyzeEveryRevisions() == 0) {
 		if err := p.cfg.AnalyzeJobs(ctx, tx, domainID); err != nil {
 			return nil, fmt.Errorf("queue analyze: %w", err)
 		}

@@ -159,3 +159,45 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 		names).Scan(&analyzed))
 	require.GreaterOrEqual(t, analyzed, 5, "the Domain's partitions of the five tables analyzed")
 }
+
+// TestAnalyzeQueuedEveryRevisionsOfSmallCommits: a Domain that grows by
+// small commits queues store.analyze with the commit whose Revision number
+// is a multiple of AnalyzeEveryRevisions (4 here) when that commit creates a
+// Record, and not with one that only changes one.
+func TestAnalyzeQueuedEveryRevisionsOfSmallCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	d, err := s.CreateDomain(ctx, "small")
+	require.NoError(t, err)
+	client, err := jobs.NewClient(s.Pool, nil, nil, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	pipe := commit.New(s, commit.Config{AnalyzeEveryRevisions: 4, AnalyzeJobs: jobs.QueueAnalyze(func() *river.Client[pgx.Tx] { return client })})
+	res, err := pipe.PutSchema(ctx, d.ID, "main", &commit.SchemaRequest{Author: "t", Message: "schema", Document: json.RawMessage(`{"kinds": [
+		{"name": "Part", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}]}`)})
+	require.NoError(t, err)
+	number := res.Number
+	queued := func() int {
+		var n int
+		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'domain_id' = $2`,
+			jobkind.Analyze, fmt.Sprint(d.ID)).Scan(&n))
+		return n
+	}
+	for i := 0; number < 8; i++ {
+		c := commit.Change{Op: "put", Kind: "Part", Key: fmt.Sprintf("P-%d", i), Values: json.RawMessage(fmt.Sprintf(`{"name": "Part %d"}`, i))}
+		if number+1 == 4 {
+			c = commit.Change{Op: "patch", Key: "P-0", Values: json.RawMessage(`{"name": "Part zero"}`)}
+		}
+		res, err := pipe.Commit(ctx, d.ID, "main", &commit.Request{Author: "t", Message: "m", Changes: []commit.Change{c}}, "")
+		require.NoError(t, err)
+		require.Equal(t, number+1, res.Number)
+		number = res.Number
+		want := 0
+		if number >= 8 {
+			want = 1
+		}
+		require.Equal(t, want, queued(), "after Revision %d (%s)", number, c.Op)
+	}
+}

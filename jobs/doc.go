@@ -62,8 +62,9 @@
 //
 // store.analyze (AnalyzeWorker) runs ANALYZE on the partitions holding a
 // Domain's rows of the tables read by Domain, branch and key, queued by a
-// commit that creates 1,000 Records and Links or more
-// (commit.Config.AnalyzeJobs), at most once a Domain in each AnalyzePeriod:
+// commit that creates 1,000 Records and Links or more, or creates some with
+// a Revision number that is a multiple of 100 (commit.Config.AnalyzeJobs),
+// at most once a Domain in each AnalyzePeriod:
 // until autovacuum's share of a partition's rows has changed, a Domain the
 // statistics do not know is estimated at a row, and a lookup by key may
 // scan its branch instead. A copy analyzes what it copied the same way.

@@ -15,7 +15,7 @@ import (
 
 // AnalyzeArgs asks for the planner's statistics of a Domain's partitions
 // to be taken again (store.analyze), after a commit that added many rows
-// to it.
+// to it or at a regular Revision number (commit.Config.AnalyzeJobs).
 type AnalyzeArgs struct {
 	DomainID int32 `json:"domain_id"`
 }

@@ -2,7 +2,7 @@ package commit
 
 import (
 	"context"
-	"fmt"
+
 	"strings"
 	"testing"
 
@@ -37,21 +37,7 @@ func TestPostingsTriggerProbesByKeyForANewDomain(t *testing.T) {
 		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, domainID).Scan(&id))
 		return id
 	}
-	for _, tbl := range []string{"mat_records", "mat_search_words"} {
-		parts, err := s.Pool.Query(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass`, tbl)
-		require.NoError(t, err)
-		var names []string
-		for parts.Next() {
-			var n string
-			require.NoError(t, parts.Scan(&n))
-			names = append(names, n)
-		}
-		require.NoError(t, parts.Err())
-		for _, n := range append(names, "mat_lexicon") {
-			_, err := s.Pool.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s SET (autovacuum_enabled = off)`, n))
-			require.NoError(t, err)
-		}
-	}
+	pgtest.AutovacuumOff(t, s.Pool, "mat_records", "mat_search_words", "mat_lexicon")
 	// Each Record holds three words of its own and two common ones.
 	const records = 20000
 	fill := func(domainID, branch int32) {

@@ -192,12 +192,13 @@ func queueReadLinks(batch *pgx.Batch, domainID, branchID int32, through bool, st
 	// Domain that the partition's statistics do not know (a new tenant
 	// beside a large one in its partition) is estimated at a row, and
 	// the planner then scans the branch for each key in whichever index
-	// leads with the Domain and branch (under EXPLAIN ANALYZE, 8.6 s for
-	// 1,000 keys among the branch's 200,000 Links in
-	// TestReadsProbeByKeyWithStaleStatistics). Unknown, they are estimated
-	// as an average Domain of the partition, and the index the key leads
-	// wins. The partition is then chosen when the statement runs, and all
-	// eight are planned (0.2 to 0.4 ms more a statement).
+	// leads with the Domain and branch (executed under EXPLAIN ANALYZE,
+	// 11.1 s for 1,000 keys among the branch's 200,000 Links in
+	// TestReadsProbeByKeyWithStaleStatistics, against 3.6 to 5.9 ms).
+	// Unknown, they are estimated as an average Domain of the partition,
+	// and the index the key leads wins. The partition is then chosen when
+	// the statement runs, and all eight are planned (0.1 to 0.45 ms more a
+	// statement).
 	linkSQL := `SELECT l.from_key, l.relation, l.to_key, l.origin FROM unnest($1::text[]) k(key)
 		CROSS JOIN LATERAL (SELECT o.from_key, o.relation, o.to_key, o.origin FROM mat_links o
 			WHERE o.domain_id = (SELECT ` + D + `) AND o.branch_id = (SELECT ` + B + `) AND o.from_key = k.key AND NOT o.deleted OFFSET 0) l

@@ -586,10 +586,13 @@ func (p *Pipeline) write(ctx context.Context, tx pgx.Tx, domainID int32, b *stor
 		}
 		return nil, fmt.Errorf("write commit: %w", err)
 	}
-	// A Domain that grows by small commits is analyzed every
-	// analyzeEveryRevisions of its Revisions that create rows.
-	if created := newRecords + adds.n; p.cfg.AnalyzeJobs != nil &&
-		(created >= p.cfg.analyzeAfterRows() || created > 0 && h.number%p.cfg.analyzeEveryRevisions() == 0) {
+	// A large commit queues the Domain's statistics; so does every
+	// analyzeEveryRevisions-th Revision that creates rows, for a Domain
+	// that grows by small commits.
+	created := newRecords + adds.n
+	large := created >= p.cfg.analyzeAfterRows()
+	periodic := created > 0 && h.number%p.cfg.analyzeEveryRevisions() == 0
+	if p.cfg.AnalyzeJobs != nil && (large || periodic) {
 		if err := p.cfg.AnalyzeJobs(ctx, tx, domainID); err != nil {
 			return nil, fmt.Errorf("queue analyze: %w", err)
 		}

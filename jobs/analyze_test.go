@@ -42,16 +42,7 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 		require.NoError(t, err)
 		return n, n.ID
 	})
-	parts, err := s.Pool.Query(ctx, `SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent IN ('mat_records'::regclass, 'mat_links'::regclass, 'mat_history'::regclass,
-		                      'mat_link_history'::regclass, 'mat_search_words'::regclass)`)
-	require.NoError(t, err)
-	names, err := pgx.CollectRows(parts, pgx.RowTo[string])
-	require.NoError(t, err)
-	for _, n := range append(names, "mat_lexicon") {
-		_, err := s.Pool.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s SET (autovacuum_enabled = off)`, n))
-		require.NoError(t, err)
-	}
+	names := pgtest.AutovacuumOff(t, s.Pool, "mat_records", "mat_links", "mat_history", "mat_link_history", "mat_search_words", "mat_lexicon")
 	var bigMain int32
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT id FROM refs WHERE domain_id = $1 AND name = 'main'`, big.ID).Scan(&bigMain))
 	_, err = s.Pool.Exec(ctx, `INSERT INTO mat_records (domain_id, branch_id, key, kind, title, "values", search, lineage, created_seq, seq, versions)

@@ -30,3 +30,41 @@ func DomainBeside[D any](t testing.TB, pool *pgxpool.Pool, big int32, create fun
 	t.Fatalf("no Domain of 64 in the partition of domain %d", big)
 	panic("unreachable")
 }
+
+// AutovacuumOff turns autovacuum off for each of tables, on every partition
+// of a partitioned one, so that the statistics a test takes stay as they
+// are while it writes. It returns the tables and partitions it changed.
+func AutovacuumOff(t testing.TB, pool *pgxpool.Pool, tables ...string) []string {
+	t.Helper()
+	ctx := context.Background()
+	var changed []string
+	for _, tbl := range tables {
+		rows, err := pool.Query(ctx, `SELECT c.oid::regclass::text FROM pg_class c
+			WHERE c.oid = $1::regclass AND c.relkind = 'r'
+			   OR c.oid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = $1::regclass)`, tbl)
+		if err != nil {
+			t.Fatalf("partitions of %s: %v", tbl, err)
+		}
+		var parts []string
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				t.Fatalf("partitions of %s: %v", tbl, err)
+			}
+			parts = append(parts, p)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("partitions of %s: %v", tbl, err)
+		}
+		if len(parts) == 0 {
+			t.Fatalf("no table or partition %s", tbl)
+		}
+		for _, p := range parts {
+			if _, err := pool.Exec(ctx, `ALTER TABLE `+p+` SET (autovacuum_enabled = off)`); err != nil {
+				t.Fatalf("autovacuum off on %s: %v", p, err)
+			}
+		}
+		changed = append(changed, parts...)
+	}
+	return changed
+}

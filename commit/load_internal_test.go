@@ -100,7 +100,29 @@ func supplyDomain(t *testing.T) (*store.Store, *store.Domain) {
 // compares what it read with want: Record key -> Kind, read whole.
 func testLoadReads(t *testing.T, s *store.Store, p *Pipeline, domainID int32, through bool, cs []Change, want map[string]read) {
 	t.Helper()
+	st := loadOnMain(t, s, p, domainID, through, cs)
+	got := map[string]read{}
+	for key, r := range st.records {
+		if !r.had {
+			continue
+		}
+		require.Equal(t, r.oldValues != nil, r.oldLineage != nil, key)
+		got[key] = read{r.kindName, r.oldValues != nil}
+		if r.oldValues != nil {
+			require.NotEmpty(t, r.oldValues["name"], key)
+			require.NotEmpty(t, r.oldLineage["name"], key)
+		}
+	}
+	require.Equal(t, want, got)
+}
+
+// loadOnMain runs the load of the changes cs on main, reading the Records
+// directly or through the branch's level chain (lb_state_records), and
+// returns the state it read.
+func loadOnMain(t *testing.T, s *store.Store, p *Pipeline, domainID int32, through bool, cs []Change) *state {
+	t.Helper()
 	ctx := context.Background()
+	var st *state
 	err := s.InDomain(ctx, domainID, func(ctx context.Context, tx pgx.Tx) error {
 		b, err := store.LockBranch(ctx, tx, "main")
 		require.NoError(t, err)
@@ -109,24 +131,11 @@ func testLoadReads(t *testing.T, s *store.Store, p *Pipeline, domainID int32, th
 		var ps problemSet
 		changes, _ := p.parse(&Request{Message: "m", Author: "a", Changes: cs}, &ps)
 		require.True(t, ps.empty())
-		st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
-		require.NoError(t, p.load(ctx, tx, domainID, b.ID, through, st, changes))
-		got := map[string]read{}
-		for key, r := range st.records {
-			if !r.had {
-				continue
-			}
-			require.Equal(t, r.oldValues != nil, r.oldLineage != nil, key)
-			got[key] = read{r.kindName, r.oldValues != nil}
-			if r.oldValues != nil {
-				require.NotEmpty(t, r.oldValues["name"], key)
-				require.NotEmpty(t, r.oldLineage["name"], key)
-			}
-		}
-		require.Equal(t, want, got)
-		return nil
+		st = &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
+		return p.load(ctx, tx, domainID, b.ID, through, st, changes)
 	})
 	require.NoError(t, err)
+	return st
 }
 
 // TestLinkChecksFormatOnlyProblems: applying and checking a commit of
@@ -226,25 +235,13 @@ func TestPatchReadsLinksByStoredKind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.InDomain(ctx, d.ID, func(ctx context.Context, tx pgx.Tx) error {
-				b, err := store.LockBranch(ctx, tx, "main")
-				require.NoError(t, err)
-				sch, err := loadSchema(ctx, tx, b.ID)
-				require.NoError(t, err)
-				var ps problemSet
-				changes, _ := p.parse(&Request{Message: "m", Author: "a", Changes: tc.changes}, &ps)
-				require.True(t, ps.empty())
-				st := &state{sch: sch, records: map[string]*record{}, links: map[linkKey]*link{}}
-				require.NoError(t, p.load(ctx, tx, d.ID, b.ID, tc.through, st, changes))
-				got := []string{}
-				for k, l := range st.links {
-					got = append(got, fmt.Sprintf("%s %s %s %c", k.from, k.relation, k.to, l.origin))
-				}
-				slices.Sort(got)
-				require.Equal(t, tc.want, got)
-				return nil
-			})
-			require.NoError(t, err)
+			st := loadOnMain(t, s, p, d.ID, tc.through, tc.changes)
+			got := []string{}
+			for k, l := range st.links {
+				got = append(got, fmt.Sprintf("%s %s %s %c", k.from, k.relation, k.to, l.origin))
+			}
+			slices.Sort(got)
+			require.Equal(t, tc.want, got)
 		})
 	}
 }

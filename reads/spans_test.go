@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // spanParts writes the Parts of the key-span tests: alpha in Records of
@@ -129,9 +130,24 @@ func TestSearchPlateauSpans(t *testing.T) {
 		}
 		return strs(q+` ORDER BY a.key COLLATE "C"`, args...)
 	}
+	// The span two plateaus cover, as the SQL reads it: the larger first
+	// key and the smaller last, none when they do not overlap.
+	wantBounds := func(w1 string, s1 float32, w2 string, s2 float32) []string {
+		return strs(`SELECT concat_ws(' ', lo, hi) FROM (SELECT max(f) AS lo, min(l) AS hi, count(*) AS n
+			FROM (SELECT min(key) AS f, max(key) AS l FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2
+			        AND ((word = $3 AND score = $4) OR (word = $5 AND score = $6)) GROUP BY word) z) y
+			WHERE n = 2 AND lo <= hi`, f.domain, f.branch, w1, s1, w2, s2)
+	}
+	bounds := func(w1 string, s1 float32, w2 string, s2 float32) []string {
+		return strs(`SELECT concat_ws(' ', lo, hi) FROM lb_search_pair_bounds($1, $2, $3, $4, $5, $6) WHERE lo IS NOT NULL OR hi IS NOT NULL`,
+			f.domain, f.branch, w1, s1, w2, s2)
+	}
 	met := 0
 	for _, x := range ps["alpha"] {
 		for _, y := range ps["sigma"] {
+			require.Equal(t, wantBounds("alpha", x, "sigma", y), bounds("alpha", x, "sigma", y), "alpha at %v, sigma at %v", x, y)
+			require.Equal(t, wantBounds("alpha", x, "sigma", y), bounds("sigma", y, "alpha", x), "sigma at %v, alpha at %v", y, x)
+			require.Len(t, bounds("alpha", x, "sigma", y), 1)
 			want := meet([]string{"alpha", "sigma"}, []float32{x, y})
 			met += len(want)
 			for _, c := range []struct{ fn, w1, w2 string }{{"lb_search_pair_merge", "alpha", "sigma"},
@@ -230,6 +246,55 @@ func TestSearchPlateauSpans(t *testing.T) {
 		"enable_bitmapscan = off", "enable_sort = off", "enable_memoize = off")
 	require.Contains(t, triple, "Merge Join", triple)
 	requireBoundedScans(t, triple, "s", "t")
+	// lb_search_pair_merge's statement: the bounds as literals, read
+	// before by lb_search_pair_bounds, no descent of its own.
+	withBounds := plan(`SELECT lb_search_pair_sql($1, $2, 'alpha', $3, 'sigma', $4, 20, quote_literal(z.lo), quote_literal(z.hi))
+		FROM lb_search_pair_bounds($1, $2, 'alpha', $3, 'sigma', $4) z`, []any{f.domain, f.branch, lastA, lastS},
+		"enable_nestloop = off", "enable_hashjoin = off")
+	require.Contains(t, withBounds, "Merge Join", withBounds)
+	require.Equal(t, 2, rankScans(withBounds), withBounds)
+	require.NotRegexp(t, `mat_search_words\S* e(_\d+)?\b`, withBounds)
+	require.NotContains(t, withBounds, "Sort", withBounds)
+	require.Equal(t, 2, strings.Count(withBounds, "(key >= '"), withBounds)
+	require.Equal(t, 2, strings.Count(withBounds, "(key <= '"), withBounds)
+
+	// Plateaus whose keys do not overlap (omega only in an A- key, psi
+	// only in a Z- key) meet nowhere: no bounds, and the merge and probe
+	// read nothing.
+	f.commit("alice", "", put("Part", "A-9990", map[string]any{"name": "omega"}), put("Part", "Z-9990", map[string]any{"name": "psi"}))
+	om, psi := plateaus1(t, s, f, "omega"), plateaus1(t, s, f, "psi")
+	require.Empty(t, bounds("omega", om, "psi", psi))
+	require.Empty(t, bounds("psi", psi, "omega", om))
+	require.Equal(t, []string{"A-9990 A-9990"}, bounds("omega", om, "omega", om))
+	require.Empty(t, bounds("omega", om, "nosuchword", om))
+	for _, fn := range []string{"lb_search_pair_merge", "lb_search_pair_probe"} {
+		var got []string
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT `+fn+`($1, $2, 'omega', $3, 'psi', $4, 20)`, f.domain, f.branch, om, psi).Scan(&got))
+		require.Empty(t, got, fn)
+	}
+
+	// As lorebase_app scoped to this Domain, the other Domain's best
+	// plateaus of alpha and sigma (same partition, same keys) have no
+	// span; its owner's view has one.
+	otherAlpha, otherSigma := plateaus1(t, s, other, "alpha"), plateaus1(t, s, other, "sigma")
+	const otherSpan = `SELECT concat_ws(' ', lo, hi) FROM lb_search_pair_bounds($1, $2, 'alpha', $3, 'sigma', $4) WHERE lo IS NOT NULL`
+	require.Len(t, strs(otherSpan, other.domain, other.branch, otherAlpha, otherSigma), 1)
+	var seen []string
+	require.NoError(t, s.Read(f.ctx, f.domain, otherSpan, []any{other.domain, other.branch, otherAlpha, otherSigma}, func(rows pgx.Rows) error {
+		var err error
+		seen, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	require.Empty(t, seen)
+}
+
+// plateaus1 is the best score plateau of word w on the fixture's main.
+func plateaus1(t *testing.T, s *store.Store, f *fixture, w string) float32 {
+	t.Helper()
+	var got []float32
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_plateaus($1, $2, $3, 1)`, f.domain, f.branch, w).Scan(&got))
+	require.Len(t, got, 1, w)
+	return got[0]
 }
 
 // requireBoundedScans: each alias's scan of the rank index carries both

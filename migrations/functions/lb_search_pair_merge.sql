@@ -10,8 +10,14 @@ CREATE OR REPLACE FUNCTION lb_search_pair_merge(d integer, b integer, p_x text, 
 AS $function$
 DECLARE
     keys text[];
+    lo text;
+    hi text;
 BEGIN
-    EXECUTE lb_search_pair_sql(d, b, p_x, p_xs, p_y, p_ys, p_limit) INTO keys;
+    SELECT z.lo, z.hi INTO lo, hi FROM lb_search_pair_bounds(d, b, p_x, p_xs, p_y, p_ys) z;
+    IF lo IS NULL THEN
+        RETURN '{}';
+    END IF;
+    EXECUTE lb_search_pair_sql(d, b, p_x, p_xs, p_y, p_ys, p_limit, quote_literal(lo), quote_literal(hi)) INTO keys;
     RETURN keys;
 END
 $function$;

@@ -1,7 +1,7 @@
 -- lb_search_pair_span: how many postings of word p_x at score p_xs and of
 -- word p_y at score p_ys (two plateaus, lb_search_plateaus) lie between the
 -- larger of the two plateaus' first keys and the smaller of their last
--- (lb_search_plateaus_from_sql), the only keys a Record holding both can
+-- (lb_search_pair_bounds), the only keys a Record holding both can
 -- have, each counted up to p_cap (a range of the rank index read at most
 -- p_cap rows deep), and the one that reached p_cap further, up to one more
 -- than 8 times the other's count, when that decides which is 8 times
@@ -21,9 +21,8 @@ DECLARE
     lo text;
     hi text;
 BEGIN
-    EXECUTE format('SELECT %s, %s', lb_search_plateaus_from_sql(d, b, ARRAY[p_x, p_y], ARRAY[p_xs, p_ys]),
-                   lb_search_plateaus_from_sql(d, b, ARRAY[p_x, p_y], ARRAY[p_xs, p_ys], true)) INTO lo, hi;
-    IF lo IS NULL OR hi IS NULL OR lo > hi THEN
+    SELECT z.lo, z.hi INTO lo, hi FROM lb_search_pair_bounds(d, b, p_x, p_xs, p_y, p_ys) z;
+    IF lo IS NULL THEN
         nx := 0;
         ny := 0;
         RETURN;

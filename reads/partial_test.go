@@ -314,7 +314,7 @@ func TestSearchFullKeysPlan(t *testing.T) {
 	require.NotEmpty(t, probe, "lb_search_sql: %v", stmts)
 	var src string
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'lb_search_run'`).Scan(&src))
-	require.Contains(t, src, "lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1)")
+	require.Contains(t, src, "lb_search_full_keys(c.d, c.b, full_q, or_q, probe + 1, idx_q::tsquery, idx_cap)")
 	var plan []string
 	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {
 		for _, set := range []string{`SET LOCAL enable_seqscan = off`, `SET LOCAL enable_indexscan = off`} {

@@ -1,0 +1,2 @@
+-- The functions keep the signatures of migrations/functions/.
+SELECT 1;

@@ -262,7 +262,7 @@ func TestSearchPlateauSpans(t *testing.T) {
 	// only in a Z- key) meet nowhere: no bounds, and the merge and probe
 	// read nothing.
 	f.commit("alice", "", put("Part", "A-9990", map[string]any{"name": "omega"}), put("Part", "Z-9990", map[string]any{"name": "psi"}))
-	om, psi := plateaus1(t, s, f, "omega"), plateaus1(t, s, f, "psi")
+	om, psi := bestPlateau(t, s, f, "omega"), bestPlateau(t, s, f, "psi")
 	require.Empty(t, bounds("omega", om, "psi", psi))
 	require.Empty(t, bounds("psi", psi, "omega", om))
 	require.Equal(t, []string{"A-9990 A-9990"}, bounds("omega", om, "omega", om))
@@ -276,7 +276,7 @@ func TestSearchPlateauSpans(t *testing.T) {
 	// As lorebase_app scoped to this Domain, the other Domain's best
 	// plateaus of alpha and sigma (same partition, same keys) have no
 	// span; its owner's view has one.
-	otherAlpha, otherSigma := plateaus1(t, s, other, "alpha"), plateaus1(t, s, other, "sigma")
+	otherAlpha, otherSigma := bestPlateau(t, s, other, "alpha"), bestPlateau(t, s, other, "sigma")
 	const otherSpan = `SELECT concat_ws(' ', lo, hi) FROM lb_search_pair_bounds($1, $2, 'alpha', $3, 'sigma', $4) WHERE lo IS NOT NULL`
 	require.Len(t, strs(otherSpan, other.domain, other.branch, otherAlpha, otherSigma), 1)
 	var seen []string
@@ -288,8 +288,8 @@ func TestSearchPlateauSpans(t *testing.T) {
 	require.Empty(t, seen)
 }
 
-// plateaus1 is the best score plateau of word w on the fixture's main.
-func plateaus1(t *testing.T, s *store.Store, f *fixture, w string) float32 {
+// bestPlateau is the best score plateau of word w on the fixture's main.
+func bestPlateau(t *testing.T, s *store.Store, f *fixture, w string) float32 {
 	t.Helper()
 	var got []float32
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_plateaus($1, $2, $3, 1)`, f.domain, f.branch, w).Scan(&got))

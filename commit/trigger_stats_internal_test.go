@@ -2,7 +2,6 @@ package commit
 
 import (
 	"context"
-
 	"strings"
 	"testing"
 

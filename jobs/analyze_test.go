@@ -63,12 +63,7 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 		{"name": "Warehouse", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}],
 		"relations": [{"name": "stocked_at", "from": "Part", "to": "Warehouse", "cardinality": "one"}]}`)})
 	require.NoError(t, err)
-	jobsQueued := func() int {
-		var n int
-		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'domain_id' = $2`,
-			jobkind.Analyze, fmt.Sprint(d.ID)).Scan(&n))
-		return n
-	}
+	jobsQueued := func() int { return analyzeJobs(t, s, d.ID) }
 	// parts3 puts n Parts from number from, each with its Link when linked.
 	parts3 := func(from, n int, linked bool) []commit.Change {
 		var cs []commit.Change
@@ -170,12 +165,7 @@ func TestAnalyzeQueuedEveryRevisionsOfSmallCommits(t *testing.T) {
 		{"name": "Part", "title": "name", "attributes": [{"name": "name", "type": "text", "required": true}]}]}`)})
 	require.NoError(t, err)
 	number := res.Number
-	queued := func() int {
-		var n int
-		require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'domain_id' = $2`,
-			jobkind.Analyze, fmt.Sprint(d.ID)).Scan(&n))
-		return n
-	}
+	queued := func() int { return analyzeJobs(t, s, d.ID) }
 	for i := 0; number < 8; i++ {
 		c := commit.Change{Op: "put", Kind: "Part", Key: fmt.Sprintf("P-%d", i), Values: json.RawMessage(fmt.Sprintf(`{"name": "Part %d"}`, i))}
 		if number+1 == 4 {
@@ -191,4 +181,13 @@ func TestAnalyzeQueuedEveryRevisionsOfSmallCommits(t *testing.T) {
 		}
 		require.Equal(t, want, queued(), "after Revision %d (%s)", number, c.Op)
 	}
+}
+
+// analyzeJobs counts the store.analyze jobs queued for a Domain.
+func analyzeJobs(t *testing.T, s *store.Store, domainID int32) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'domain_id' = $2`,
+		jobkind.Analyze, fmt.Sprint(domainID)).Scan(&n))
+	return n
 }

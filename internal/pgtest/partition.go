@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -45,15 +46,8 @@ func AutovacuumOff(t testing.TB, pool *pgxpool.Pool, tables ...string) []string 
 		if err != nil {
 			t.Fatalf("partitions of %s: %v", tbl, err)
 		}
-		var parts []string
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				t.Fatalf("partitions of %s: %v", tbl, err)
-			}
-			parts = append(parts, p)
-		}
-		if err := rows.Err(); err != nil {
+		parts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
 			t.Fatalf("partitions of %s: %v", tbl, err)
 		}
 		if len(parts) == 0 {

@@ -70,11 +70,13 @@ BEGIN
     last_s := array_fill('Infinity'::real, ARRAY[m]);
     last_k := array_fill(NULL::text, ARRAY[m]);
     done := array_fill(false, ARRAY[m]);
-    -- A word of few postings is read whole at once.
-    SELECT array_agg(CASE WHEN coalesce(l.records, 0) < whole THEN coalesce(l.records, 0) + 1 ELSE chunk END ORDER BY u.o)
+    -- A word of few postings is read whole at once (each word's count by
+    -- the lexicon's primary key, as lb_search_present reads it).
+    SELECT array_agg(CASE WHEN y.n < whole THEN y.n + 1 ELSE chunk END ORDER BY y.o)
       INTO want
-      FROM unnest(p_words) WITH ORDINALITY u(w, o)
-      LEFT JOIN mat_lexicon l ON l.domain_id = d AND l.branch_id = b AND l.word = u.w;
+      FROM (SELECT u.o, coalesce((SELECT l.records FROM mat_lexicon l
+                                   WHERE l.domain_id = d AND l.branch_id = b AND l.word = u.w), 0) AS n
+              FROM unnest(p_words) WITH ORDINALITY u(w, o)) y;
     LOOP
         fresh := '{}';
         FOR i IN 1..m LOOP

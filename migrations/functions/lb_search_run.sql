@@ -188,10 +188,12 @@ BEGIN
             -- Supply 480 -> 44 ms, Thni Bracket SA 127 -> 49).
             large := coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates;
             -- The Records holding each word (the lexicon's counts, read
-            -- once: the paths below take them too).
-            pn := ARRAY(SELECT coalesce(l.records, 0)::bigint
+            -- once: the paths below take them too), each by the lexicon's
+            -- primary key: as a join, the plan a session keeps hashed the
+            -- branch's whole lexicon (lb_search_present).
+            pn := ARRAY(SELECT coalesce((SELECT l.records FROM mat_lexicon l
+                                         WHERE l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w), 0)::bigint
                           FROM unnest(pw) WITH ORDINALITY u(w, o)
-                          LEFT JOIN mat_lexicon l ON l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w
                          ORDER BY u.o);
             -- The most common term (top_t, from 0) and how many Records
             -- the others would meet in were they independent.

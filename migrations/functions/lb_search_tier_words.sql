@@ -12,7 +12,8 @@
 -- which for a few thousand Records costs fewer pages than listing,
 -- counting and probing the words' plateaus (the caller's p_min, 7 ×
 -- search_candidates, measured at 100k and 1M). A branch that keeps no
--- counters (p_records 0 or NULL) takes the pairs. PL/pgSQL, so that its
+-- counters (p_records 0 or NULL) takes the pairs. Each word's count by
+-- the lexicon's primary key, as lb_search_present reads it. PL/pgSQL, so that its
 -- statement's plan is kept for the session (an SQL function with a SET
 -- clause is planned again in every transaction that calls it).
 CREATE OR REPLACE FUNCTION lb_search_tier_words(d integer, b integer, p_w text[], p_records bigint, p_min double precision)
@@ -26,9 +27,10 @@ BEGIN
         SELECT CASE WHEN count(*) >= 2 AND (coalesce(p_records, 0) <= 0
                          OR max(x.n) * (min(x.n) FILTER (WHERE x.r = 2)) / p_records::double precision >= p_min)
                     THEN array_agg(x.w ORDER BY x.o) END
-          FROM (SELECT u.w, u.o, l.records::double precision AS n, row_number() OVER (ORDER BY l.records DESC, u.o) AS r
-                  FROM unnest(p_w) WITH ORDINALITY u(w, o)
-                  JOIN mat_lexicon l ON l.domain_id = d AND l.branch_id = b AND l.word = u.w
-                 WHERE l.records > 0) x);
+          FROM (SELECT y.w, y.o, y.n::double precision AS n, row_number() OVER (ORDER BY y.n DESC, y.o) AS r
+                  FROM (SELECT u.w, u.o, (SELECT l.records FROM mat_lexicon l
+                                           WHERE l.domain_id = d AND l.branch_id = b AND l.word = u.w) AS n
+                          FROM unnest(p_w) WITH ORDINALITY u(w, o)) y
+                 WHERE y.n > 0) x);
 END
 $function$;

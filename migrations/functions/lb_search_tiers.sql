@@ -85,10 +85,11 @@ BEGIN
     last_s := array_fill('Infinity'::real, ARRAY[nw]);
     last_k := array_fill(NULL::text, ARRAY[nw]);
     done := array_fill(false, ARRAY[nw]);
-    SELECT array_agg(coalesce(l.records, 0)::bigint ORDER BY u.o)
+    -- Each word's count by the lexicon's primary key (lb_search_present).
+    SELECT array_agg(coalesce((SELECT l.records FROM mat_lexicon l
+                                WHERE l.domain_id = d AND l.branch_id = b AND l.word = u.w), 0)::bigint ORDER BY u.o)
       INTO counts
-      FROM unnest(p_words) WITH ORDINALITY u(w, o)
-      LEFT JOIN mat_lexicon l ON l.domain_id = d AND l.branch_id = b AND l.word = u.w;
+      FROM unnest(p_words) WITH ORDINALITY u(w, o);
     -- A word of few postings is read whole at once; a word no Record holds
     -- has no list.
     FOR i IN 1..nw LOOP

@@ -13,7 +13,8 @@
 // and both servers run in this process, as in the harness's reads over
 // HTTP. Each part's ratio is the median over rounds of each round's median
 // pair ratio. It creates a reader token over Keeper's API, so run it on a
-// copy of a seed database, not on the seed.
+// copy of a seed database, not on the seed. --only times only the parts
+// whose names hold its text; --cpuprofile profiles the timed rounds.
 package main
 
 import (
@@ -27,6 +28,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -60,6 +62,8 @@ func run() error {
 	domain := fs.String("domain", "supply", "the Domain")
 	rounds := fs.Int("rounds", 7, "rounds over every part (the first is a warm-up)")
 	pairs := fs.Int("pairs", 200, "pairs (a floor call and a part's call) per part and round")
+	only := fs.String("only", "", "time only the parts whose names contain this text")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed rounds (this process: client, servers and Keeper) to this file")
 	_ = fs.Parse(os.Args[1:])
 	if *dbURL == "" || *rounds < 2 || *pairs < 1 {
 		return errors.New("--database-url is required, --rounds at least 2, --pairs at least 1")
@@ -193,6 +197,12 @@ func run() error {
 		{"Keeper GET /v1/whoami", func(string) error { return get(keeperURL+"/v1/whoami", token, http.StatusOK) }},
 		{"Keeper get by key", func(key string) error { return get(records+url.PathEscape(key), token, http.StatusOK) }},
 	}
+	if *only != "" {
+		parts = slices.DeleteFunc(parts, func(p part) bool { return !strings.Contains(p.name, *only) })
+		if len(parts) == 0 {
+			return fmt.Errorf("no part's name contains %q", *only)
+		}
+	}
 	fmt.Printf("%d Records' keys, %d rounds (the first a warm-up) of %d pairs per part; load average %s\n",
 		len(keys), *rounds, *pairs, perf.ReadLoadAverage())
 	fmt.Println("| part | ratio to the floor | rounds | p50 ms | floor p50 ms |")
@@ -201,6 +211,17 @@ func run() error {
 	times := make([][]time.Duration, len(parts))
 	floors := make([][]time.Duration, len(parts))
 	for round := range *rounds {
+		if round == 1 && *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			defer f.Close() //nolint:errcheck // closed after the profile stops
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return fmt.Errorf("cpu profile: %w", err)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		for i, p := range parts {
 			var rs []float64
 			for j := range *pairs {

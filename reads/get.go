@@ -43,6 +43,18 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	// answer every branch exactly (getOwnedSQL through lb_get), so a stale
 	// hint costs time, never a wrong answer, and each statement's owns
 	// column corrects it.
+	//
+	// Both name the Domain of the Record's rows as a parameter ($3, the
+	// Domain in scope, which row-level security checks again), not as
+	// lb_domain(). A pooled connection keeps a statement's generic plan
+	// from its sixth execution, made under whichever Domain is in scope
+	// then, and the planner evaluates lb_domain() for its estimates: under
+	// a small Domain the statistics do not know, every partition's Domain
+	// was estimated at a row, and the kept plan read a large Domain's
+	// partition by the Domain alone, filtering for the key (a get at 10M
+	// took 6 s). A parameter is unknown to the generic plan and known to
+	// each custom one, and it still lets the executor prune the other
+	// partitions before it starts (TestKeptPlansOfAnotherDomainProbeByKey).
 	hint := levelsHint{domainID, branch}
 	sql := getOwnedSQL
 	if r.levels.Contains(hint) {
@@ -59,7 +71,7 @@ func (r *Reader) Get(ctx context.Context, domainID int32, branch, key, at string
 	var found, owns bool
 	var headID int32
 	var headSeq int64
-	err := r.store.Read(ctx, domainID, sql, []any{branch, key}, func(rows pgx.Rows) error {
+	err := r.store.Read(ctx, domainID, sql, []any{branch, key, domainID}, func(rows pgx.Rows) error {
 		for rows.Next() {
 			var k, kind, title, rev *string
 			var values []byte
@@ -174,7 +186,7 @@ func scanRecords(rows pgx.Rows, into *[]Record) (err error) {
 // raises the branch's absence). A branch being deleted has no row of its
 // own. The branch is read from refs in the same statement, so a branch
 // deleted, recreated or switched between overlay and copy is read as it
-// is now.
+// is now. $3 is the Domain in scope (Get says why).
 const getOwnedSQL = `WITH b AS MATERIALIZED (
 SELECT id, head_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
  WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting')
@@ -182,7 +194,7 @@ SELECT m.key::text, m.kind::text, m.title, m."values",
        coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '') AS revision,
        b.id, b.head_seq, b.owns
   FROM b
-  LEFT JOIN mat_records m ON b.owns AND m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2 AND NOT m.deleted
+  LEFT JOIN mat_records m ON b.owns AND m.domain_id = $3::int AND m.branch_id = b.id AND m.key = $2 AND NOT m.deleted
 UNION ALL
 SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, ''), NULL, NULL, NULL FROM lb_get($1, $2, NULL) g
  WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns)`
@@ -227,7 +239,7 @@ h AS (
 SELECT m.key::text, m.kind::text, m.title, m."values",
        coalesce((SELECT r.id FROM revisions r WHERE r.domain_id = lb_domain() AND r.seq = m.seq), '') AS revision
   FROM b
-  JOIN mat_records m ON m.domain_id = lb_domain() AND m.branch_id = b.id AND m.key = $2
+  JOIN mat_records m ON m.domain_id = $3::int AND m.branch_id = b.id AND m.key = $2
  WHERE b.owns AND NOT m.deleted),
 ` + baseLevelCTE + `,
 l AS MATERIALIZED (
@@ -237,7 +249,7 @@ SELECT ARRAY[b.id, bl.id] AS bs,
 o AS (
 SELECT e.key, e.kind, e.title, e."values", coalesce(rv.id, '') AS revision
   FROM l
- CROSS JOIN LATERAL lb_record_at(lb_domain(), l.bs, l.cuts, $2) e
+ CROSS JOIN LATERAL lb_record_at($3::int, l.bs, l.cuts, $2) e
   LEFT JOIN revisions rv ON rv.domain_id = lb_domain() AND rv.seq = e.seq
  WHERE e.present)`
 

@@ -90,7 +90,7 @@ func TestOverlayGetRunsNoFunction(t *testing.T) {
 		return functionCalls(t, f, "pl", []string{"lb_get", "lb_scope_chain", "lb_levels"},
 			func(ctx context.Context, tx pgx.Tx) error {
 				for _, k := range []string{"P-001", "P-003", "P-005", "P-100", "P-006", "missing"} {
-					if err := drain(tx.Query(ctx, reads.GetLevelsSQLForTest, branch, k)); err != nil {
+					if err := drain(tx.Query(ctx, reads.GetLevelsSQLForTest, branch, k, f.domain)); err != nil {
 						return err
 					}
 				}
@@ -241,7 +241,7 @@ func TestOverlayHistoryRunsNoFunction(t *testing.T) {
 		return functionCalls(t, f, "pl", []string{"lb_history", "lb_history_sql", "lb_scope_chain", "lb_rev_seq"},
 			func(ctx context.Context, tx pgx.Tx) error {
 				for _, k := range keys {
-					if err := drain(tx.Query(ctx, reads.HistorySQLForTest, branch, k, "", 21)); err != nil {
+					if err := drain(tx.Query(ctx, reads.HistorySQLForTest, branch, k, "", 21, f.domain)); err != nil {
 						return err
 					}
 				}

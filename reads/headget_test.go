@@ -2,6 +2,7 @@ package reads_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -111,7 +112,7 @@ func TestOwnedGetPlan(t *testing.T) {
 		t.Helper()
 		_, err := c.Exec(f.ctx, `SET plan_cache_mode = force_generic_plan`)
 		require.NoError(t, err)
-		_, err = c.Exec(f.ctx, `PREPARE head_get(text, text) AS `+sql)
+		_, err = c.Exec(f.ctx, `PREPARE head_get(text, text, int) AS `+sql)
 		require.NoError(t, err)
 		defer c.Exec(context.WithoutCancel(f.ctx), `DEALLOCATE head_get`) //nolint:errcheck // test connection
 		for range 2 {
@@ -119,14 +120,14 @@ func TestOwnedGetPlan(t *testing.T) {
 				if err := store.Scope(f.ctx, tx, f.domain); err != nil {
 					return err
 				}
-				if err := drain(tx.Query(f.ctx, `EXECUTE head_get('`+branch+`', 'P-001')`)); err != nil {
+				if err := drain(tx.Query(f.ctx, `EXECUTE head_get('`+branch+`', 'P-001', `+fmt.Sprint(f.domain)+`)`)); err != nil {
 					return err
 				}
 				if err := tx.QueryRow(f.ctx, `SELECT count(*) FILTER (WHERE NOT fastpath), count(*) FROM pg_locks
 				 WHERE pid = pg_backend_pid() AND locktype = 'relation' AND relation <> 'pg_locks'::regclass`).Scan(&slow, &all); err != nil {
 					return err
 				}
-				rows, err := tx.Query(f.ctx, `EXPLAIN EXECUTE head_get('`+branch+`', 'P-001')`)
+				rows, err := tx.Query(f.ctx, `EXPLAIN EXECUTE head_get('`+branch+`', 'P-001', `+fmt.Sprint(f.domain)+`)`)
 				if err != nil {
 					return err
 				}

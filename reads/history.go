@@ -41,7 +41,7 @@ func (r *Reader) History(ctx context.Context, domainID int32, branch, key string
 		return nil, err
 	}
 	out := &History{Entries: []HistoryEntry{}}
-	err = r.store.Read(ctx, domainID, historySQL, []any{branch, key, before, n + 1},
+	err = r.store.Read(ctx, domainID, historySQL, []any{branch, key, before, n + 1, domainID},
 		func(rows pgx.Rows) error {
 			for rows.Next() {
 				var e HistoryEntry
@@ -78,7 +78,9 @@ func (r *Reader) History(ctx context.Context, domainID int32, branch, key string
 // is the overlay's). pgx prepares it once per connection. When it finds no
 // entry (a key that never existed: lb_history raises it; a page past the
 // end), and on every other branch (a deeper chain of overlays, a missing
-// one), lb_history answers instead, in the same statement.
+// one), lb_history answers instead, in the same statement. The history's
+// rows are read with the Domain as a parameter ($5, the Domain in scope),
+// not lb_domain(), for the reason Reader.Get gives.
 const historySQL = `WITH b AS MATERIALIZED (
 SELECT id, head_seq, mode, state, base_id, fork_seq, mode = 'copy' AND state = 'ready' AS owns,
        CASE WHEN $3::text = '' THEN 9223372036854775807 ELSE coalesce(lb_rev_seq($3), 9223372036854775807) END AS before_seq
@@ -96,7 +98,7 @@ SELECT x.revision_id AS revision, x.seq, x.op, x."values", r.author, r.message, 
   FROM (SELECT DISTINCT ON (u.seq) u.*
           FROM (SELECT lv.lvl, h.* FROM lv
                  CROSS JOIN LATERAL (SELECT * FROM mat_history h
-                        WHERE h.domain_id = lb_domain() AND h.branch_id = lv.branch_id AND h.key = $2 AND h.seq <= lv.cut
+                        WHERE h.domain_id = $5::int AND h.branch_id = lv.branch_id AND h.key = $2 AND h.seq <= lv.cut
                           AND h.seq < lv.before_seq
                         ORDER BY h.seq DESC LIMIT $4) h) u
          ORDER BY u.seq DESC, u.lvl LIMIT $4) x

@@ -161,10 +161,10 @@ func TestPlansUseIndexes(t *testing.T) {
 		if _, err := tx.Exec(f.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(f.ctx, `PREPARE head_get(text, text) AS `+reads.GetLevelsSQLForTest); err != nil {
+		if _, err := tx.Exec(f.ctx, `PREPARE head_get(text, text, int) AS `+reads.GetLevelsSQLForTest); err != nil {
 			return err
 		}
-		rows, err := tx.Query(f.ctx, `EXPLAIN EXECUTE head_get('main', 'P-77')`)
+		rows, err := tx.Query(f.ctx, fmt.Sprintf(`EXPLAIN EXECUTE head_get('main', 'P-77', %d)`, f.domain))
 		if err != nil {
 			return err
 		}
@@ -296,11 +296,11 @@ func TestOverlayPlansUseIndexes(t *testing.T) {
 		if _, err := tx.Exec(ov.ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ov.ctx, `PREPARE head_get(text, text) AS `+reads.GetLevelsSQLForTest); err != nil {
+		if _, err := tx.Exec(ov.ctx, `PREPARE head_get(text, text, int) AS `+reads.GetLevelsSQLForTest); err != nil {
 			return err
 		}
 		for _, br := range []string{"ov", "cp"} {
-			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE head_get('%s', 'S-13')`, br))
+			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE head_get('%s', 'S-13', %d)`, br, ov.domain))
 			if err != nil {
 				return err
 			}
@@ -314,11 +314,11 @@ func TestOverlayPlansUseIndexes(t *testing.T) {
 			require.NotRegexp(t, `Seq Scan on mat_\w+`, plan, plan)
 		}
 		// The plain-SQL history page likewise: the history's primary key.
-		if _, err := tx.Exec(ov.ctx, `PREPARE history_page(text, text, text, int) AS `+reads.HistorySQLForTest); err != nil {
+		if _, err := tx.Exec(ov.ctx, `PREPARE history_page(text, text, text, int, int) AS `+reads.HistorySQLForTest); err != nil {
 			return err
 		}
 		for _, br := range []string{"ov", "cp"} {
-			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE history_page('%s', 'S-13', '', 21)`, br))
+			rows, err := tx.Query(ov.ctx, fmt.Sprintf(`EXPLAIN EXECUTE history_page('%s', 'S-13', '', 21, %d)`, br, ov.domain))
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,102 @@
+package reads_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+)
+
+// TestKeptPlansOfAnotherDomainProbeByKey: a pooled connection serves every
+// Domain, and a statement's generic plan, kept from its sixth execution, is
+// made under the Domain in scope then. The planner estimates with the
+// scope's Domain (lb_domain() is stable: it is evaluated for estimates), so
+// a plan made for a small Domain the statistics do not know estimated a
+// large Domain's partition at a row and read it by the Domain alone: at 10M
+// Records a get by key of the large Domain took 6 s (1,221,565 buffers),
+// twice in one concurrency run. The plain-SQL reads of Records and their
+// history name the Domain as a parameter, unknown when planned. Here, generic plans forced,
+// each read runs first for a small Domain written after the statistics
+// were taken and then, on the same connection, for a Domain of 20,000
+// Records: every node that ran on mat_records must look the key up, and
+// on mat_history must name the key.
+func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	big := newFixture(t, s, "kept-plans-big")
+	generate(t, big, 20000)
+	small := newFixture(t, s, "kept-plans-small")
+	small.commit("bob", "", put("Supplier", "S-1", map[string]any{"name": "one"}), put("Supplier", "S-2", map[string]any{"name": "two"}))
+
+	conn, plans := pgtest.AutoExplain(t, s.Requests, true)
+	for _, q := range []string{`SET auto_explain.log_format = json`, `SET plan_cache_mode = force_generic_plan`} {
+		_, err := conn.Exec(big.ctx, q)
+		require.NoError(t, err, q)
+	}
+	read := func(f *fixture, sql string, args ...any) {
+		t.Helper()
+		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+				return err
+			}
+			rows, err := tx.Query(f.ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			require.Positive(t, n)
+			return rows.Err()
+		}))
+	}
+	for _, tc := range []struct {
+		name string
+		sql  string
+		args func(f *fixture, key string) []any
+		// table is the table whose reads the case checks.
+		table string
+	}{
+		{"get at the head", reads.GetOwnedSQLForTest, func(f *fixture, k string) []any { return []any{"main", k, f.domain} }, "mat_records"},
+		{"get through levels", reads.GetLevelsSQLForTest, func(f *fixture, k string) []any { return []any{"main", k, f.domain} }, "mat_records"},
+		{"history page", reads.HistorySQLForTest, func(f *fixture, k string) []any { return []any{"main", k, "", 21, f.domain} }, "mat_history"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			read(small, tc.sql, tc.args(small, "S-1")...)
+			plans()
+			read(big, tc.sql, tc.args(big, "S-1234")...)
+			ran := 0
+			for _, p := range plans() {
+				e, err := pgtest.ParseExplained(p)
+				require.NoError(t, err)
+				for _, n := range nodesOn(e.Plan, tc.table) {
+					ran++
+					require.Contains(t, n.IndexCond, "(key = ", "%s: %s on %s", tc.name, n.Type, n.Index)
+					if tc.table == "mat_records" {
+						require.Empty(t, pgtest.KeyProbeProblems(n), tc.name)
+					}
+				}
+			}
+			require.Positive(t, ran, "a node ran on %s", tc.table)
+		})
+	}
+}
+
+// nodesOn returns the nodes of plan that ran and read table (a partition of
+// it, or one of its indexes).
+func nodesOn(n pgtest.PlanNode, table string) []pgtest.PlanNode {
+	var out []pgtest.PlanNode
+	if n.Loops > 0 && (strings.HasPrefix(n.Relation, table) || strings.HasPrefix(n.Index, table)) {
+		out = append(out, n)
+	}
+	for _, c := range n.Plans {
+		out = append(out, nodesOn(c, table)...)
+	}
+	return out
+}

@@ -1,7 +1,6 @@
 package reads_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -75,7 +74,7 @@ func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 			for _, p := range plans() {
 				e, err := pgtest.ParseExplained(p)
 				require.NoError(t, err)
-				for _, n := range nodesOn(e.Plan, tc.table) {
+				for _, n := range pgtest.NodesOn(e.Plan, tc.table) {
 					ran++
 					require.Contains(t, n.IndexCond, "(key = ", "%s: %s on %s", tc.name, n.Type, n.Index)
 					if tc.table == "mat_records" {
@@ -86,17 +85,4 @@ func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 			require.Positive(t, ran, "a node ran on %s", tc.table)
 		})
 	}
-}
-
-// nodesOn returns the nodes of plan that ran and read table (a partition of
-// it, or one of its indexes).
-func nodesOn(n pgtest.PlanNode, table string) []pgtest.PlanNode {
-	var out []pgtest.PlanNode
-	if n.Loops > 0 && (strings.HasPrefix(n.Relation, table) || strings.HasPrefix(n.Index, table)) {
-		out = append(out, n)
-	}
-	for _, c := range n.Plans {
-		out = append(out, nodesOn(c, table)...)
-	}
-	return out
 }

@@ -368,7 +368,7 @@ func (e *Engine) run(ctx context.Context, tx pgx.Tx, domainID int32, req *Reques
 			changedSrc[k] = m.src[k]
 		}
 	}
-	if m.origins, err = readOrigins(ctx, tx, changedSrc); err != nil {
+	if m.origins, err = readOrigins(ctx, tx, domainID, changedSrc); err != nil {
 		return nil, err
 	}
 	m.summarize()
@@ -380,7 +380,7 @@ func (e *Engine) run(ctx context.Context, tx pgx.Tx, domainID int32, req *Reques
 			conflicting[c.Key] = r
 		}
 	}
-	if m.tOrigins, err = readOrigins(ctx, tx, conflicting); err != nil {
+	if m.tOrigins, err = readOrigins(ctx, tx, domainID, conflicting); err != nil {
 		return nil, err
 	}
 	m.attribute()

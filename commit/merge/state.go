@@ -139,8 +139,19 @@ type origin struct {
 	Provenance json.RawMessage
 }
 
-// readOrigins reads the origin of each Record version (branch, key, seq).
-func readOrigins(ctx context.Context, tx pgx.Tx, recs map[string]*rec) (map[string]origin, error) {
+// originsSQL reads the origin of each Record version ($1 branches, $2 keys,
+// $3 seqs): its Revision and the history row's provenance. The history is
+// read with the Domain in scope as a parameter ($4), not lb_domain(): a
+// plan the connection kept from a merge of another Domain then still looks
+// each version up by key (reads.Reader.Get says why).
+const originsSQL = `SELECT u.k, v.id, v.author, coalesce(h.provenance, v.provenance)
+		FROM unnest($1::int[], $2::text[], $3::bigint[]) u(b, k, s)
+		JOIN revisions v ON v.domain_id = lb_domain() AND v.seq = u.s
+		LEFT JOIN mat_history h ON h.domain_id = $4::int AND h.branch_id = u.b AND h.key = u.k AND h.seq = u.s`
+
+// readOrigins reads the origin of each Record version (branch, key, seq)
+// of the Domain in scope.
+func readOrigins(ctx context.Context, tx pgx.Tx, domainID int32, recs map[string]*rec) (map[string]origin, error) {
 	out := make(map[string]origin, len(recs))
 	if len(recs) == 0 {
 		return out, nil
@@ -151,10 +162,7 @@ func readOrigins(ctx context.Context, tx pgx.Tx, recs map[string]*rec) (map[stri
 	for k, r := range recs {
 		bs, ks, ss = append(bs, r.Branch), append(ks, k), append(ss, r.Seq)
 	}
-	rows, err := tx.Query(ctx, `SELECT u.k, v.id, v.author, coalesce(h.provenance, v.provenance)
-		FROM unnest($1::int[], $2::text[], $3::bigint[]) u(b, k, s)
-		JOIN revisions v ON v.domain_id = lb_domain() AND v.seq = u.s
-		LEFT JOIN mat_history h ON h.domain_id = lb_domain() AND h.branch_id = u.b AND h.key = u.k AND h.seq = u.s`, bs, ks, ss)
+	rows, err := tx.Query(ctx, originsSQL, bs, ks, ss, domainID)
 	if err != nil {
 		return nil, fmt.Errorf("read origins: %w", err)
 	}

@@ -87,3 +87,16 @@ func KeyProbeProblems(plan PlanNode) []string {
 	walk(plan)
 	return out
 }
+
+// NodesOn returns the nodes of plan that ran and read table: a partition
+// of it, or one of its indexes.
+func NodesOn(plan PlanNode, table string) []PlanNode {
+	var out []PlanNode
+	if plan.Loops > 0 && (strings.HasPrefix(plan.Relation, table) || strings.HasPrefix(plan.Index, table)) {
+		out = append(out, plan)
+	}
+	for _, c := range plan.Plans {
+		out = append(out, NodesOn(c, table)...)
+	}
+	return out
+}

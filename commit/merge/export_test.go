@@ -1,0 +1,4 @@
+package merge
+
+// OriginsSQLForTest lets a plan test run the read of a merge's origins.
+const OriginsSQLForTest = originsSQL

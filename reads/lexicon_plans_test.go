@@ -38,11 +38,7 @@ func TestSearchLexiconCountsProbeByWord(t *testing.T) {
 	_, err = s.Pool.Exec(f.ctx, `ANALYZE mat_lexicon`)
 	require.NoError(t, err)
 
-	conn, plans := pgtest.AutoExplain(t, s.Requests, true)
-	for _, q := range []string{`SET auto_explain.log_format = json`, `SET plan_cache_mode = force_generic_plan`} {
-		_, err := conn.Exec(f.ctx, q)
-		require.NoError(t, err, q)
-	}
+	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
 	for _, tc := range []struct {
 		name string
 		sql  string

@@ -32,11 +32,7 @@ func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 	small := newFixture(t, s, "kept-plans-small")
 	small.commit("bob", "", put("Supplier", "S-1", map[string]any{"name": "one"}), put("Supplier", "S-2", map[string]any{"name": "two"}))
 
-	conn, plans := pgtest.AutoExplain(t, s.Requests, true)
-	for _, q := range []string{`SET auto_explain.log_format = json`, `SET plan_cache_mode = force_generic_plan`} {
-		_, err := conn.Exec(big.ctx, q)
-		require.NoError(t, err, q)
-	}
+	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
 	read := func(f *fixture, sql string, args ...any) {
 		t.Helper()
 		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {

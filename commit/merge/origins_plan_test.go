@@ -49,11 +49,7 @@ func TestOriginsKeptPlanOfAnotherDomainProbesByKey(t *testing.T) {
 	require.NoError(t, err)
 	small := write("origins-small", 2)
 
-	conn, plans := pgtest.AutoExplain(t, s.Requests, true)
-	for _, q := range []string{`SET auto_explain.log_format = json`, `SET plan_cache_mode = force_generic_plan`} {
-		_, err := conn.Exec(ctx, q)
-		require.NoError(t, err, q)
-	}
+	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
 	origins := func(d domain, key string) int {
 		n := 0
 		require.NoError(t, pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {

@@ -49,3 +49,18 @@ func AutoExplain(t testing.TB, pool *pgxpool.Pool, analyze bool) (conn *pgx.Conn
 		return out
 	}
 }
+
+// AutoExplainGeneric is AutoExplain with analyze, plans reported in JSON
+// (ParseExplained reads them) and every statement run by a generic plan
+// (plan_cache_mode force_generic_plan), the plan a pooled session keeps
+// from a prepared statement's sixth execution.
+func AutoExplainGeneric(t testing.TB, pool *pgxpool.Pool) (conn *pgx.Conn, plans func() []string) {
+	t.Helper()
+	conn, plans = AutoExplain(t, pool, true)
+	for _, q := range []string{`SET auto_explain.log_format = json`, `SET plan_cache_mode = force_generic_plan`} {
+		if _, err := conn.Exec(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return conn, plans
+}

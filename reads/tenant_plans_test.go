@@ -19,16 +19,18 @@ import (
 // large Domain's partition at a row and read it by the Domain alone: at 10M
 // Records a get by key of the large Domain took 6 s (1,221,565 buffers),
 // twice in one concurrency run. The plain-SQL reads of Records and their
-// history name the Domain as a parameter, unknown when planned. Here, generic plans forced,
-// each read runs first for a small Domain written after the statistics
-// were taken and then, on the same connection, for a Domain of 20,000
-// Records: every node that ran on mat_records must look the key up, and
-// on mat_history must name the key.
+// history name the Domain as a parameter, unknown when planned. Here,
+// generic plans forced, each read runs first for a small Domain written
+// after the statistics were taken and then, on the same connection, for a
+// Domain of 20,000 Records (on main, and on an overlay, whose base the
+// get reads through lb_record_at): every node that ran on mat_records must
+// look the key up, and on mat_history must name the key.
 func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	big := newFixture(t, s, "kept-plans-big")
 	generate(t, big, 20000)
+	big.fork("ov", "overlay", revInfo{})
 	small := newFixture(t, s, "kept-plans-small")
 	small.commit("bob", "", put("Supplier", "S-1", map[string]any{"name": "one"}), put("Supplier", "S-2", map[string]any{"name": "two"}))
 
@@ -54,18 +56,26 @@ func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		sql  string
-		args func(f *fixture, key string) []any
+		// on is the large Domain's branch ("": main); args are the
+		// statement's arguments for a Domain's branch and key.
+		on   string
+		args func(f *fixture, branch, key string) []any
 		// table is the table whose reads the case checks.
 		table string
 	}{
-		{"get at the head", reads.GetOwnedSQLForTest, func(f *fixture, k string) []any { return []any{"main", k, f.domain} }, "mat_records"},
-		{"get through levels", reads.GetLevelsSQLForTest, func(f *fixture, k string) []any { return []any{"main", k, f.domain} }, "mat_records"},
-		{"history page", reads.HistorySQLForTest, func(f *fixture, k string) []any { return []any{"main", k, "", 21, f.domain} }, "mat_history"},
+		{"get at the head", reads.GetOwnedSQLForTest, "", getArgs, "mat_records"},
+		{"get through levels", reads.GetLevelsSQLForTest, "", getArgs, "mat_records"},
+		{"get through an overlay's levels", reads.GetLevelsSQLForTest, "ov", getArgs, "mat_records"},
+		{"history page", reads.HistorySQLForTest, "", func(f *fixture, b, k string) []any { return []any{b, k, "", 21, f.domain} }, "mat_history"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			read(small, tc.sql, tc.args(small, "S-1")...)
+			on := tc.on
+			if on == "" {
+				on = "main"
+			}
+			read(small, tc.sql, tc.args(small, "main", "S-1")...)
 			plans()
-			read(big, tc.sql, tc.args(big, "S-1234")...)
+			read(big, tc.sql, tc.args(big, on, "S-1234")...)
 			ran := 0
 			for _, p := range plans() {
 				e, err := pgtest.ParseExplained(p)
@@ -82,3 +92,6 @@ func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 		})
 	}
 }
+
+// getArgs are a head get's arguments: the branch, the key, the Domain.
+func getArgs(f *fixture, branch, key string) []any { return []any{branch, key, f.domain} }

@@ -13,9 +13,9 @@
 -- counting and probing the words' plateaus (the caller's p_min, 7 ×
 -- search_candidates, measured at 100k and 1M). A branch that keeps no
 -- counters (p_records 0 or NULL) takes the pairs. Each word's count by
--- the lexicon's primary key, as lb_search_present reads it. PL/pgSQL, so that its
--- statement's plan is kept for the session (an SQL function with a SET
--- clause is planned again in every transaction that calls it).
+-- the lexicon's primary key, as lb_search_present reads it. PL/pgSQL, so
+-- that its statement's plan is kept for the session (an SQL function with
+-- a SET clause is planned again in every transaction that calls it).
 CREATE OR REPLACE FUNCTION lb_search_tier_words(d integer, b integer, p_w text[], p_records bigint, p_min double precision)
  RETURNS text[]
  LANGUAGE plpgsql

@@ -33,6 +33,13 @@ func (f *fixture) requirePostingsAsComputed(t testing.TB, b int32) {
 	require.Zero(t, f.count(t, `SELECT count(*) FROM ((`+counts+` EXCEPT ALL `+lexicon+`)
 		UNION ALL (`+lexicon+` EXCEPT ALL `+counts+`)) x`, f.domain, b), "lexicon differs from the Records'")
 	require.Positive(t, f.count(t, `SELECT count(*) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2`, f.domain, b))
+	// The tokens the GIN index of the plateaus holds for each Record
+	// (migration 0027) are its postings': one a word, with its score.
+	tokens := `SELECT m.key, x FROM mat_records m, unnest(lb_search_tokens(m.domain_id, m.branch_id, m.search)) x
+		WHERE m.domain_id = $1 AND m.branch_id = $2 AND NOT m.deleted`
+	fromPostings := `SELECT key, lb_search_token(domain_id, branch_id, word, score) FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2`
+	require.Zero(t, f.count(t, `SELECT count(*) FROM ((`+tokens+` EXCEPT ALL `+fromPostings+`)
+		UNION ALL (`+fromPostings+` EXCEPT ALL `+tokens+`)) x`, f.domain, b), "tokens differ from the postings'")
 }
 
 // withQuotedWords gives Records of main, before the fork, words that

@@ -198,15 +198,15 @@ func TestSearchPlateauSpans(t *testing.T) {
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT nx FROM lb_search_pair_span($1, $2, 'alpha', $3, 'sigma', $4, 100000)`,
 		f.domain, f.branch, lastA, lastS).Scan(&within))
 	require.Greater(t, whole, 8*within)
-	// Three plateaus: the triples' merge of the two smaller, the third
-	// probed, as the SQL join.
+	// Three plateaus: the triples' meeting from the tokens' GIN index, as
+	// the SQL join.
 	for _, x := range ps["alpha"] {
 		for _, y := range ps["sigma"] {
 			for _, z := range ps["tau"] {
 				want := meet([]string{"alpha", "sigma", "tau"}, []float32{x, y, z})
 				for _, limit := range []int{1, 1000} {
 					var got []string
-					require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_triple_merge($1, $2, 'alpha', $3, 'tau', $4, 'sigma', $5, $6)`,
+					require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_triple_meet($1, $2, 'alpha', $3, 'tau', $4, 'sigma', $5, $6)`,
 						f.domain, f.branch, x, z, y, limit).Scan(&got))
 					require.Equal(t, want[:min(limit, len(want))], got, "alpha %v tau %v sigma %v limit %d", x, z, y, limit)
 				}
@@ -241,11 +241,6 @@ func TestSearchPlateauSpans(t *testing.T) {
 		"enable_nestloop = off", "enable_hashjoin = off")
 	require.Contains(t, pair, "Merge Join", pair)
 	requireBoundedScans(t, pair, "s", "t")
-	triple := plan(`SELECT lb_search_triple_sql($1, $2, 'sigma', $3, 'tau', $4, 'alpha', $5, 20)`,
-		[]any{f.domain, f.branch, lastS, ps["tau"][len(ps["tau"])-1], lastA}, "enable_hashjoin = off", "enable_nestloop = off",
-		"enable_bitmapscan = off", "enable_sort = off", "enable_memoize = off")
-	require.Contains(t, triple, "Merge Join", triple)
-	requireBoundedScans(t, triple, "s", "t")
 	// lb_search_pair_merge's statement: the bounds as literals, read
 	// before by lb_search_pair_bounds, no descent of its own.
 	withBounds := plan(`SELECT lb_search_pair_sql($1, $2, 'alpha', $3, 'sigma', $4, 20, quote_literal(z.lo), quote_literal(z.hi))

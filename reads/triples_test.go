@@ -186,11 +186,10 @@ func TestSearchTriples(t *testing.T) {
 	require.ErrorContains(t, err, "2 words")
 }
 
-// TestSearchTripleStatements: the meeting of three plateaus read as a merge
-// join of two ranges of the rank index and a probe of the third per Record
-// both hold (no sort), and a plateau read whole probing the other words'
-// postings per Record (no bitmap, no sort), each what SQL says, in this
-// Domain only.
+// TestSearchTripleStatements: the meeting of three plateaus and a plateau
+// read whole with the Records holding the other two words, each what SQL
+// over the postings says, in this Domain only, both read from the GIN index
+// of the plateaus' tokens and no other index.
 func TestSearchTripleStatements(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -222,7 +221,7 @@ func TestSearchTripleStatements(t *testing.T) {
 					for _, order := range [][3]int{{0, 1, 2}, {2, 0, 1}} {
 						sc := []float32{x, y, z}
 						var got []string
-						require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_triple_merge($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+						require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT lb_search_triple_meet($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 							f.domain, f.branch, words[order[0]], sc[order[0]], words[order[1]], sc[order[1]],
 							words[order[2]], sc[order[2]], limit).Scan(&got))
 						require.Equal(t, want[:min(limit, len(want))], got, "%v %v %v %d %v", x, y, z, limit, order)
@@ -251,8 +250,9 @@ func TestSearchTripleStatements(t *testing.T) {
 			require.NoError(t, rows.Err())
 			var keys []string
 			var sums []float64
-			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums FROM lb_search_triple_top($1, $2, ARRAY['alpha', 'beta', 'gamma'], $3, $4)`,
-				f.domain, f.branch, i+1, x).Scan(&keys, &sums))
+			others := slices.Delete(slices.Clone(ps), i, i+1)
+			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums FROM lb_search_triple_top($1, $2, ARRAY['alpha', 'beta', 'gamma'], $3, $4, $5, $6)`,
+				f.domain, f.branch, i+1, x, others[0], others[1]).Scan(&keys, &sums))
 			got := map[string]float64{}
 			for j, k := range keys {
 				got[k] = sums[j]
@@ -284,21 +284,24 @@ func TestSearchTripleStatements(t *testing.T) {
 		return strings.Join(lines, "\n")
 	}
 	last := func(p []float32) float32 { return p[len(p)-1] }
-	merge := plan(`SELECT lb_search_triple_sql($1, $2, 'alpha', $3, 'gamma', $4, 'beta', $5, 20)`,
-		[]any{f.domain, f.branch, last(ps[0]), last(ps[2]), last(ps[1])}, "enable_hashjoin = off", "enable_nestloop = off",
-		"enable_bitmapscan = off", "enable_sort = off", "enable_memoize = off")
-	require.Contains(t, merge, "Merge Join", merge)
-	require.Contains(t, merge, "Nested Loop", merge)
-	require.Equal(t, 3, rankScans(merge), merge)
-	require.NotContains(t, merge, "Sort", merge)
-	require.NotContains(t, merge, "Bitmap", merge)
-	require.NotContains(t, merge, "Memoize", merge)
-	top := plan(`SELECT lb_search_triple_top_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], 3, $3)`,
-		[]any{f.domain, f.branch, ps[2][0]}, "enable_mergejoin = off", "enable_hashjoin = off")
-	require.Contains(t, top, "Nested Loop", top)
-	require.Contains(t, top, "_pkey", top)
-	require.NotContains(t, top, "Sort", top)
-	require.NotContains(t, top, "Bitmap", top)
+	// Both read the plateaus' tokens from their GIN index alone: no other
+	// index, no scan of the Domain's Records.
+	tokensOnly := func(p string) {
+		t.Helper()
+		require.Contains(t, p, "Bitmap Index Scan on mat_records_", p)
+		require.Contains(t, p, "lb_search_tokens_idx", p)
+		for _, line := range strings.Split(p, "\n") {
+			if strings.Contains(line, "Index Scan") || strings.Contains(line, "Seq Scan") || strings.Contains(line, "Index Only Scan") {
+				require.Contains(t, line, "lb_search_tokens_idx", p)
+			}
+		}
+	}
+	meet := plan(`SELECT lb_search_triple_sql($1, $2, 'alpha', $3, 'gamma', $4, 'beta', $5, 20)`,
+		[]any{f.domain, f.branch, last(ps[0]), last(ps[2]), last(ps[1])}, "enable_indexscan = off")
+	tokensOnly(meet)
+	top := plan(`SELECT lb_search_triple_top_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], 3, $3, $4, $5)`,
+		[]any{f.domain, f.branch, ps[2][0], ps[0], ps[1]}, "enable_indexscan = off")
+	tokensOnly(top)
 }
 
 // cappedParts writes n Parts for TestSearchTriplesOrderCappedPlateaus:

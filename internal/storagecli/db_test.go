@@ -386,7 +386,9 @@ func TestPrewarm(t *testing.T) {
 		"schemas_pkey", "schemas",
 		"revisions_pkey", "revisions_domain_id_seq_key", "revisions_domain_number_key", "revisions_log_idx", "revisions",
 	}, names[:11], "small tables first, primary key, other indexes, heap")
-	recordIdx := []string{p + "_pkey", p + "_domain_id_branch_id_kind_key_idx", p + "_domain_id_branch_id_search_idx"}
+	// The plateaus' tokens after the search vectors' (migration 0027).
+	recordIdx := []string{p + "_pkey", p + "_domain_id_branch_id_kind_key_idx", p + "_domain_id_branch_id_search_idx",
+		p + "_lb_search_tokens_idx"}
 	var rum bool
 	require.NoError(t, f.conn.QueryRow(ctx, `SELECT to_regclass('mat_records_search_rum_idx') IS NOT NULL`).Scan(&rum))
 	if rum {

@@ -177,6 +177,7 @@ func partitionOf(ctx context.Context, conn *pgx.Conn, table string, domainID int
 var indexOrder = map[string]int{
 	"mat_records_kind_idx":    1,
 	"mat_records_search_idx":  2,
+	"mat_records_tokens_idx":  3,
 	"mat_links_in_idx":        1,
 	"mat_link_history_in_idx": 1,
 }

@@ -5,7 +5,7 @@
 -- one descent, in a scalar subquery the planner runs once (an InitPlan).
 -- No Record before the first bound (after the last) holds every word at
 -- its plateau's score, so the reads of the meeting of those plateaus
--- (lb_search_pair_sql, lb_search_triple_sql) keep within them: a merge
+-- (lb_search_pair_sql, lb_search_pair_probe_sql) keep within them: a merge
 -- would otherwise read the larger plateau from its start (a word of
 -- Supplier names, whose keys sort after the Parts' and the
 -- PurchaseOrders', against a word of every Kind). NULL when a plateau is

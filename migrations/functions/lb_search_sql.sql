@@ -106,7 +106,7 @@ BEGIN
         s2 := lb_search_plateaus(c.d, c.b, words[2], 256);
         s3 := lb_search_plateaus(c.d, c.b, words[3], 256);
         IF cardinality(s1) > 0 AND cardinality(s2) > 0 AND cardinality(s3) > 0 THEN
-            statement := lb_search_triple_top_sql(c.d, c.b, words, 1, s1[1]);
+            statement := lb_search_triple_top_sql(c.d, c.b, words, 1, s1[1], s2, s3);
             RETURN NEXT;
             statement := lb_search_triple_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                               s2[least(2, cardinality(s2))], words[3], s3[least(2, cardinality(s3))], p_limit);

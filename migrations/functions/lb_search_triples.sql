@@ -7,19 +7,23 @@
 -- A Record holding the three words scores a1 + a2 + a3, a plateau of each
 -- (lb_search_plateaus). The triples of plateaus are visited best sum
 -- first; a triple is settled once one of its plateaus was read whole. The
--- next triple not settled is read by one of two means: its
--- smallest plateau read whole, each Record probed for the other two
--- words' postings (lb_search_triple_top), which settles every triple of
--- that plateau, when that plateau holds at most p_small postings or is 8
--- times smaller than the next smallest; or
--- else the meeting of the triple's three plateaus alone, the two smaller
--- merged in key order and the third probed (lb_search_triple_merge), only
--- as many Records as the answer still needs (a merge reads postings in
--- index order, a probe reads one page or more at random: at 10M the merge
--- of two plateaus of 13,600 and 82,000 postings took 0.1 to 0.2 s, the
--- probes of one of 12,560 1.3 s). Sizes are counted up to p_count + 1
+-- next triple not settled is read by one of two means, both from the GIN
+-- index of the plateaus' tokens (migration 0027): its smallest plateau
+-- read whole with the Records holding the other two words
+-- (lb_search_triple_top), which settles every triple of that plateau,
+-- when that plateau holds at most p_small postings or is 8 times smaller
+-- than the next smallest; or else the meeting of the triple's three
+-- plateaus alone (lb_search_triple_meet), the AND of three tokens, of
+-- which as many Records as the answer still needs. Both cost the index
+-- about a microsecond or two a posting of their smallest list (at 10M a
+-- meeting of plateaus of 2,650 and more postings took 1 to 4 ms; valve's
+-- plateau of 13,600 read whole 29 ms). The rule and the order below were
+-- tuned when the meeting was a merge of two plateaus' postings in key
+-- order (at 10M the merge of 13,600 and 82,000 postings took 0.1 to 0.2 s,
+-- probes of a plateau of 12,560 in the postings 1.3 s) and are kept as
+-- they were. Sizes are counted up to p_count + 1
 -- (lb_search_plateau_reach); plateaus counted to the cap rank by how far
--- their counted keys reach, the sparser first (ranked in word order, the
+-- their counted keys reach, the sparser first (ranked in word order, a
 -- merge at 10M of steel bolt copper read steel's 666,490 postings where
 -- copper's 81,620 would do: 755 ms against 317 for the call with this order
 -- alone), and the next smallest's size, when the smallest was counted
@@ -31,8 +35,8 @@
 -- keys and scores are the best p_limit Records read, best first (score,
 -- then key); complete says every Record holding the three words was read
 -- (keys holds them all when they are at most p_limit); reads counts the
--- postings read (plateaus read whole, and both sides of each merge, each
--- plateau's size counted up to p_count + 1); keys
+-- postings read (plateaus read whole, and the two smaller of each
+-- meeting, each plateau's size counted up to p_count + 1); keys
 -- is NULL when a word has p_max plateaus or more or reading would pass
 -- p_budget postings: the caller takes another path.
 CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 1024, p_count integer DEFAULT 16384, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
@@ -135,13 +139,15 @@ BEGIN
             -- The smallest plateau whole: every triple it is in settled.
             reads := reads + sz[ord[1]];
             EXIT WHEN reads > p_budget;
-            SELECT t.keys, t.sums INTO got, gs FROM lb_search_triple_top(d, b, p_w, ord[1], sc[ord[1]]) t;
+            SELECT t.keys, t.sums INTO got, gs
+              FROM lb_search_triple_top(d, b, p_w, ord[1], sc[ord[1]],
+                                        CASE ord[1] WHEN 1 THEN s2 ELSE s1 END, CASE ord[1] WHEN 3 THEN s2 ELSE s3 END) t;
             CASE ord[1] WHEN 1 THEN r1[r.i] := true; WHEN 2 THEN r2[r.j] := true; ELSE r3[r.k] := true; END CASE;
         ELSE
             reads := reads + sz[ord[1]] + sz[ord[2]];
             EXIT WHEN reads > p_budget;
-            got := lb_search_triple_merge(d, b, p_w[ord[1]], sc[ord[1]], p_w[ord[2]], sc[ord[2]], p_w[ord[3]], sc[ord[3]],
-                                          p_limit - ahead);
+            got := lb_search_triple_meet(d, b, p_w[ord[1]], sc[ord[1]], p_w[ord[2]], sc[ord[2]], p_w[ord[3]], sc[ord[3]],
+                                         p_limit - ahead);
             cut := cut OR cardinality(got) = p_limit - ahead;
             gs := array_fill(r.s, ARRAY[cardinality(got)]);
         END IF;

@@ -21,8 +21,11 @@
 -- tuned when the meeting was a merge of two plateaus' postings in key
 -- order (at 10M the merge of 13,600 and 82,000 postings took 0.1 to 0.2 s,
 -- probes of a plateau of 12,560 in the postings 1.3 s) and are kept as
--- they were. Sizes are counted up to p_count + 1
--- (lb_search_plateau_reach); plateaus counted to the cap rank by how far
+-- they were, but for the cap on counting: sizes are counted up to p_count + 1
+-- (lb_search_plateau_reach; 4,096 since the index: at 10M the 18
+-- three-common-word queries of searchcalls' partial matching took 1,588 to
+-- 1,683 ms in all in three runs, second calls in psql, against 2,141 to
+-- 2,455 in three with 16,384); plateaus counted to the cap rank by how far
 -- their counted keys reach, the sparser first (ranked in word order, a
 -- merge at 10M of steel bolt copper read steel's 666,490 postings where
 -- copper's 81,620 would do: 755 ms against 317 for the call with this order
@@ -39,7 +42,7 @@
 -- meeting, each plateau's size counted up to p_count + 1); keys
 -- is NULL when a word has p_max plateaus or more or reading would pass
 -- p_budget postings: the caller takes another path.
-CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 1024, p_count integer DEFAULT 16384, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
+CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 1024, p_count integer DEFAULT 4096, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
  RETURNS record
  LANGUAGE plpgsql
  STABLE

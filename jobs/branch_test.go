@@ -592,18 +592,45 @@ func TestACommitDoesNotWaitForEveryBatchOfTheLanes(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	for range 3 {
-		// The connection and the transaction taken first: the batches
-		// counted are those begun while the branch lock was waited for,
-		// not while a busy machine handed out a connection or committed.
+		// The batches counted are those begun once the server shows the
+		// commit waiting for a lock, not while a busy machine handed out
+		// a connection or sent the statement.
 		var waited int32
 		require.NoError(t, pgx.BeginFunc(ctx, f.s.Pool, func(tx pgx.Tx) error {
-			before := batches.Load()
+			pid := tx.Conn().PgConn().PID()
+			seen := make(chan int32, 1)
+			locked := make(chan struct{})
+			go func() {
+				defer close(seen)
+				for {
+					var waiting bool
+					if err := f.s.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+						WHERE pid = $1 AND wait_event_type = 'Lock')`, pid).Scan(&waiting); err != nil {
+						t.Error(err)
+						return
+					}
+					if waiting {
+						seen <- batches.Load()
+						return
+					}
+					select {
+					case <-locked:
+						return
+					case <-time.After(time.Millisecond):
+					}
+				}
+			}()
 			_, err := tx.Exec(ctx, `SELECT 1 FROM refs WHERE domain_id = $1 AND id = $2 FOR UPDATE`, f.domain, b)
-			waited = batches.Load() - before
+			after := batches.Load()
+			close(locked)
+			if before, ok := <-seen; ok {
+				waited = after - before
+			}
 			return err
 		}))
-		// The batches that began while the commit waited: those under way
-		// when it came (one a lane), and at most one more a lane.
+		// The batches counted while the commit waited: those under way
+		// whose count came late (one a lane), and at most one more a lane,
+		// begun before either lane saw the commit waiting.
 		require.LessOrEqual(t, waited, int32(4), "the commit waited for batch after batch: %d", waited)
 	}
 	require.NoError(t, <-done)

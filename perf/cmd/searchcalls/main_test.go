@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestReportGivesFirstRunsAndRepeatsApart(t *testing.T) {
+	var cs []call
+	for i := 1; i <= 20; i++ {
+		cs = append(cs, call{Class: "partial-match full-text search", N: i, Buffers: int64(100 * i),
+			FirstMs: float64(2 * i), Ms: float64(i), Calls: map[string]int{"lb_search_triples": 1}})
+	}
+	cs = append(cs, call{Class: "entity resolution", N: 1, Buffers: 7, FirstMs: 3, Ms: 1.5})
+	var b strings.Builder
+	report(&b, cs, []string{"partial-match full-text search", "entity resolution"}, "0.5")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	tests := []struct {
+		prefix, want string
+	}{
+		// p50 is the 11th of 20 sorted, p95 the 19th.
+		{"| partial-match", "| partial-match full-text search | 20 | 21000 | 1050 | 1100 | 1900 | 2000 | 0 | 22.00 | 38.00 | 11.00 | 19.00 | triples=20 |"},
+		{"| entity", "| entity resolution | 1 | 7 | 7 | 7 | 7 | 7 | 0 | 3.00 | 3.00 | 1.50 | 1.50 | - |"},
+	}
+	for _, tt := range tests {
+		var got string
+		for _, l := range lines {
+			if strings.HasPrefix(l, tt.prefix) {
+				got = l
+			}
+		}
+		if got != tt.want {
+			t.Errorf("row %q:\n got %q\nwant %q", tt.prefix, got, tt.want)
+		}
+	}
+	if !strings.Contains(lines[2], "first run ms p50") || !strings.Contains(lines[2], "repeat (EXPLAIN) ms p50") {
+		t.Errorf("header %q names neither the first run nor the repeat", lines[2])
+	}
+}

@@ -72,8 +72,12 @@ type call struct {
 	// to its last row read (the scoping of the transaction apart). Ms is
 	// the EXPLAIN ANALYZE run's, which repeats the call at once: the
 	// pages the first run read are then in shared buffers.
-	FirstMs float64        `json:"first_ms"`
-	Calls   map[string]int `json:"calls,omitempty"`
+	FirstMs float64 `json:"first_ms"`
+	// FirstRead are the blocks the first run read into shared buffers
+	// (from the page cache or the disk): the transaction's blocks fetched
+	// less those found in shared buffers, over every relation.
+	FirstRead int64          `json:"first_read"`
+	Calls     map[string]int `json:"calls,omitempty"`
 }
 
 func main() {
@@ -93,7 +97,7 @@ func run() error {
 	only := fs.String("classes", "", "comma-separated classes to measure (empty: "+strings.Join(classes, ", ")+")")
 	answers := fs.String("answers", "", "write every call's rows and measures to this file (JSON lines)")
 	compare := fs.String("compare", "", "compare the answers with this file of an earlier run (--answers)")
-	perCall := fs.Bool("per-call", false, "list every call: class, number, buffers, first run ms, repeat (EXPLAIN) ms, functions called, arguments")
+	perCall := fs.Bool("per-call", false, "list every call: class, number, buffers, first run blocks read, first run ms, repeat (EXPLAIN) ms, functions called, arguments")
 	_ = fs.Parse(os.Args[1:])
 	if *calls < 1 || *warmup < 0 {
 		return fmt.Errorf("--calls %d, --warmup %d: calls must be at least 1, warm-up calls at least 0", *calls, *warmup)
@@ -179,7 +183,7 @@ func run() error {
 	}
 	if *perCall {
 		for _, c := range out {
-			fmt.Printf("%s\t%d\t%d\t%.2f\t%.2f\t%s\t%v\n", c.Class, c.N, c.Buffers, c.FirstMs, c.Ms, callsText(c.Calls), c.Args[1:2])
+			fmt.Printf("%s\t%d\t%d\t%d\t%.2f\t%.2f\t%s\t%v\n", c.Class, c.N, c.Buffers, c.FirstRead, c.FirstMs, c.Ms, callsText(c.Calls), c.Args[1:2])
 		}
 	}
 	report(os.Stdout, out, want, perf.ReadLoadAverage())
@@ -219,6 +223,10 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 			strconv.Itoa(int(domain))); err != nil {
 			return fmt.Errorf("scope: %w", err)
 		}
+		read0, err := blocksRead(ctx, tx)
+		if err != nil {
+			return err
+		}
 		t0 := time.Now()
 		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
@@ -244,6 +252,11 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 			return fmt.Errorf("call: %w", err)
 		}
 		c.FirstMs = float64(time.Since(t0).Microseconds()) / 1000
+		read1, err := blocksRead(ctx, tx)
+		if err != nil {
+			return err
+		}
+		c.FirstRead = read1 - read0
 		before, err := functionCalls(ctx, tx)
 		if err != nil {
 			return err
@@ -277,6 +290,18 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 		return nil
 	})
 	return c, err
+}
+
+// blocksRead are the blocks the transaction has read into shared buffers
+// so far, over every relation.
+func blocksRead(ctx context.Context, tx pgx.Tx) (int64, error) {
+	var n int64
+	err := tx.QueryRow(ctx, `SELECT coalesce(sum(pg_stat_get_xact_blocks_fetched(oid) - pg_stat_get_xact_blocks_hit(oid)), 0)::bigint
+		FROM pg_class WHERE relkind IN ('r', 'i', 't', 'm')`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("blocks read: %w", err)
+	}
+	return n, nil
 }
 
 func num(v any) int64 {
@@ -342,17 +367,18 @@ func callsText(m map[string]int) string {
 }
 
 // report writes per class the buffers per call (mean, p50, p95, max, the
-// total), the milliseconds of the first run (client side) and under
-// EXPLAIN ANALYZE (the call repeated), and how many calls ran each
-// tracked function.
+// total), the blocks read into shared buffers by the repeat (EXPLAIN's
+// shared read) and by the first runs, the milliseconds of the first run
+// (client side) and under EXPLAIN ANALYZE (the call repeated), and how
+// many calls ran each tracked function.
 func report(out io.Writer, cs []call, want []string, load string) {
 	fmt.Fprintf(out, "load average: %s\n\n", load)
-	fmt.Fprintln(out, "| class | calls | buffers total | per call mean | p50 | p95 | max | read from disk | first run ms p50 | p95 | repeat (EXPLAIN) ms p50 | p95 | calls running each function |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(out, "| class | calls | buffers total | per call mean | p50 | p95 | max | repeat read | first run read | first run ms p50 | p95 | repeat (EXPLAIN) ms p50 | p95 | calls running each function |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, class := range want {
 		var bufs []int64
 		var ms, first []float64
-		var total, read int64
+		var total, read, firstRead int64
 		fns := map[string]int{}
 		for _, c := range cs {
 			if c.Class != class {
@@ -363,6 +389,7 @@ func report(out io.Writer, cs []call, want []string, load string) {
 			first = append(first, c.FirstMs)
 			total += c.Buffers
 			read += c.Read
+			firstRead += c.FirstRead
 			for fn := range c.Calls {
 				fns[fn]++
 			}
@@ -373,8 +400,8 @@ func report(out io.Writer, cs []call, want []string, load string) {
 		slices.Sort(bufs)
 		slices.Sort(ms)
 		slices.Sort(first)
-		fmt.Fprintf(out, "| %s | %d | %d | %.0f | %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %s |\n", class, len(bufs), total,
-			float64(total)/float64(len(bufs)), bufs[len(bufs)/2], bufs[(len(bufs)*95-1)/100], bufs[len(bufs)-1], read,
+		fmt.Fprintf(out, "| %s | %d | %d | %.0f | %d | %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %s |\n", class, len(bufs), total,
+			float64(total)/float64(len(bufs)), bufs[len(bufs)/2], bufs[(len(bufs)*95-1)/100], bufs[len(bufs)-1], read, firstRead,
 			first[len(first)/2], first[(len(first)*95-1)/100], ms[len(ms)/2], ms[(len(ms)*95-1)/100], callsText(fns))
 	}
 }

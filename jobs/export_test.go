@@ -48,3 +48,7 @@ func CopyLanesOf(phase string, level int) map[string][2]any {
 // SetCopyInBatch sets a function each batch of c runs once it holds the
 // copy's ref lock.
 func SetCopyInBatch(c *Copier, f func(lane string)) { c.inBatch = f }
+
+// WokenSQL is the statement a copy's batch asks whether the commits it
+// woke have run yet.
+const WokenSQL = wokenSQL

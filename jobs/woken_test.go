@@ -47,11 +47,12 @@ func TestAWokenCommitShowsUntilItRuns(t *testing.T) {
 		return w
 	}
 	// Waiting for the holder: not woken.
+	holderPID := int32(holder.Conn().PgConn().PID())
 	require.Eventually(t, func() bool {
 		var n int
-		require.NoError(t, f.s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE pid = $1 AND $2::int = ANY (pg_blocking_pids(pid))`, pid, holderPID(t, holder)).Scan(&n))
-		return n == 1
+		err := f.s.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE pid = $1 AND $2::int = ANY (pg_blocking_pids(pid))`, pid, holderPID).Scan(&n)
+		return err == nil && n == 1
 	}, 10*time.Second, 5*time.Millisecond)
 	require.False(t, woken(), "a commit still waiting counted as woken")
 
@@ -77,9 +78,4 @@ func TestAWokenCommitShowsUntilItRuns(t *testing.T) {
 	stopped = false
 	require.NoError(t, <-locked)
 	require.False(t, woken(), "a commit that ran is still seen as woken")
-}
-
-func holderPID(t *testing.T, tx pgx.Tx) int32 {
-	t.Helper()
-	return int32(tx.Conn().PgConn().PID())
 }

@@ -76,8 +76,14 @@ type call struct {
 	// FirstRead are the blocks the first run read into shared buffers
 	// (from the page cache or the disk): the transaction's blocks fetched
 	// less those found in shared buffers, over every relation.
-	FirstRead int64          `json:"first_read"`
-	Calls     map[string]int `json:"calls,omitempty"`
+	FirstRead int64 `json:"first_read"`
+	// FirstFaults are the minor page faults the server's backend took
+	// during the first run (/proc/PID/stat; -1 where the server's
+	// processes cannot be read, a server on another host or of another
+	// user). Without huge pages a backend maps each 4 kB page of shared
+	// buffers on first touch, once per process.
+	FirstFaults int64          `json:"first_faults"`
+	Calls       map[string]int `json:"calls,omitempty"`
 }
 
 func main() {
@@ -97,7 +103,7 @@ func run() error {
 	only := fs.String("classes", "", "comma-separated classes to measure (empty: "+strings.Join(classes, ", ")+")")
 	answers := fs.String("answers", "", "write every call's rows and measures to this file (JSON lines)")
 	compare := fs.String("compare", "", "compare the answers with this file of an earlier run (--answers)")
-	perCall := fs.Bool("per-call", false, "list every call: class, number, buffers, first run blocks read, first run ms, repeat (EXPLAIN) ms, functions called, arguments")
+	perCall := fs.Bool("per-call", false, "list every call: class, number, buffers, first run blocks read, first run faults, first run ms, repeat (EXPLAIN) ms, functions called, arguments")
 	_ = fs.Parse(os.Args[1:])
 	if *calls < 1 || *warmup < 0 {
 		return fmt.Errorf("--calls %d, --warmup %d: calls must be at least 1, warm-up calls at least 0", *calls, *warmup)
@@ -183,7 +189,7 @@ func run() error {
 	}
 	if *perCall {
 		for _, c := range out {
-			fmt.Printf("%s\t%d\t%d\t%d\t%.2f\t%.2f\t%s\t%v\n", c.Class, c.N, c.Buffers, c.FirstRead, c.FirstMs, c.Ms, callsText(c.Calls), c.Args[1:2])
+			fmt.Printf("%s\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%s\t%v\n", c.Class, c.N, c.Buffers, c.FirstRead, c.FirstFaults, c.FirstMs, c.Ms, callsText(c.Calls), c.Args[1:2])
 		}
 	}
 	report(os.Stdout, out, want, perf.ReadLoadAverage())
@@ -227,6 +233,8 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 		if err != nil {
 			return err
 		}
+		pid := conn.PgConn().PID()
+		flt0 := minorFaults(pid)
 		t0 := time.Now()
 		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
@@ -252,6 +260,10 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 			return fmt.Errorf("call: %w", err)
 		}
 		c.FirstMs = float64(time.Since(t0).Microseconds()) / 1000
+		c.FirstFaults = -1
+		if flt1 := minorFaults(pid); flt0 >= 0 && flt1 >= 0 {
+			c.FirstFaults = flt1 - flt0
+		}
 		read1, err := blocksRead(ctx, tx)
 		if err != nil {
 			return err
@@ -302,6 +314,30 @@ func blocksRead(ctx context.Context, tx pgx.Tx) (int64, error) {
 		return 0, fmt.Errorf("blocks read: %w", err)
 	}
 	return n, nil
+}
+
+// minorFaults are the minor page faults process pid has taken, from
+// /proc/PID/stat (its tenth field), or -1 where it cannot be read.
+func minorFaults(pid uint32) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// the fields after it are counted from its closing parenthesis.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 8 {
+		return -1
+	}
+	n, err := strconv.ParseInt(f[7], 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func num(v any) int64 {
@@ -369,16 +405,17 @@ func callsText(m map[string]int) string {
 // report writes per class the buffers per call (mean, p50, p95, max, the
 // total), the blocks read into shared buffers by the repeat (EXPLAIN's
 // shared read) and by the first runs, the milliseconds of the first run
-// (client side) and under EXPLAIN ANALYZE (the call repeated), and how
+// (client side) and the server backend's minor page faults during them,
+// and under EXPLAIN ANALYZE (the call repeated), and how
 // many calls ran each tracked function.
 func report(out io.Writer, cs []call, want []string, load string) {
 	fmt.Fprintf(out, "load average: %s\n\n", load)
-	fmt.Fprintln(out, "| class | calls | buffers total | per call mean | p50 | p95 | max | repeat read | first run read | first run ms p50 | p95 | repeat (EXPLAIN) ms p50 | p95 | calls running each function |")
+	fmt.Fprintln(out, "| class | calls | buffers total | per call mean | p50 | p95 | max | repeat read | first run read | first run faults | first run ms p50 | p95 | repeat (EXPLAIN) ms p50 | p95 | calls running each function |")
 	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, class := range want {
 		var bufs []int64
 		var ms, first []float64
-		var total, read, firstRead int64
+		var total, read, firstRead, faults int64
 		fns := map[string]int{}
 		for _, c := range cs {
 			if c.Class != class {
@@ -390,6 +427,11 @@ func report(out io.Writer, cs []call, want []string, load string) {
 			total += c.Buffers
 			read += c.Read
 			firstRead += c.FirstRead
+			if c.FirstFaults < 0 || faults < 0 {
+				faults = -1
+			} else {
+				faults += c.FirstFaults
+			}
 			for fn := range c.Calls {
 				fns[fn]++
 			}
@@ -400,8 +442,12 @@ func report(out io.Writer, cs []call, want []string, load string) {
 		slices.Sort(bufs)
 		slices.Sort(ms)
 		slices.Sort(first)
-		fmt.Fprintf(out, "| %s | %d | %d | %.0f | %d | %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %s |\n", class, len(bufs), total,
-			float64(total)/float64(len(bufs)), bufs[len(bufs)/2], bufs[(len(bufs)*95-1)/100], bufs[len(bufs)-1], read, firstRead,
+		faultText := "-"
+		if faults >= 0 {
+			faultText = strconv.FormatInt(faults, 10)
+		}
+		fmt.Fprintf(out, "| %s | %d | %d | %.0f | %d | %d | %d | %d | %d | %s | %.2f | %.2f | %.2f | %.2f | %s |\n", class, len(bufs), total,
+			float64(total)/float64(len(bufs)), bufs[len(bufs)/2], bufs[(len(bufs)*95-1)/100], bufs[len(bufs)-1], read, firstRead, faultText,
 			first[len(first)/2], first[(len(first)*95-1)/100], ms[len(ms)/2], ms[(len(ms)*95-1)/100], callsText(fns))
 	}
 }

@@ -57,12 +57,15 @@ PERF_FLAGS ?=
 # PERF_PARTS names the parts to measure (--parts of perf/cmd/bench), e.g.
 # PERF_PARTS=reads,writes; empty: every part.
 PERF_PARTS ?=
+# PERF_HUGE_PAGES=1 has perf-up reserve huge pages for the server's shared
+# memory (root; perf-stop and perf-down give them back).
+PERF_HUGE_PAGES ?=
 PERF_PG = $(GO) run ./perf/cmd/perfpg
 PERF_BENCH = $(GO) run ./perf/cmd/bench --extra-links 4 --profile $(PERF_PROFILE) \
 	--database-url "$$($(PERF_PG) url --dir $(PERF_DIR))" $(if $(PERF_PARTS),--parts $(PERF_PARTS))
 
 perf-up:
-	@$(PERF_PG) up --dir $(PERF_DIR) --port $(PERF_PORT) --profile $(PERF_PROFILE)
+	@$(PERF_PG) up --dir $(PERF_DIR) --port $(PERF_PORT) --profile $(PERF_PROFILE) $(if $(PERF_HUGE_PAGES),--huge-pages)
 
 perf-url:
 	@$(PERF_PG) url --dir $(PERF_DIR)

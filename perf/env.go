@@ -21,12 +21,20 @@ type Machine struct {
 	MemoryBytes int64  `json:"memory_bytes"`
 	OS          string `json:"os"`
 	Go          string `json:"go"`
+	// HugePages are the host's huge pages when the run began
+	// (/proc/meminfo): reserved, and in use or promised to a mapping (a
+	// server on this host with huge_pages try or on maps its shared
+	// memory on them). Empty where not known.
+	HugePages string `json:"huge_pages,omitempty"`
 }
 
-// ReadMachine reads the CPU model (/proc/cpuinfo), cores and memory
-// (/proc/meminfo); fields it cannot read stay empty.
+// ReadMachine reads the CPU model (/proc/cpuinfo), cores, memory and huge
+// pages (/proc/meminfo); fields it cannot read stay empty.
 func ReadMachine() Machine {
 	m := Machine{Cores: runtime.NumCPU(), MemoryBytes: memoryBytes(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version()}
+	if h, ok := readHugePages(); ok {
+		m.HugePages = h.String()
+	}
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		defer f.Close() //nolint:errcheck // read only
 		sc := bufio.NewScanner(f)

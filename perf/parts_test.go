@@ -2,6 +2,7 @@ package perf_test
 
 import (
 	"bytes"
+	"os"
 	"testing"
 	"time"
 
@@ -69,4 +70,21 @@ func TestReportOfSomeParts(t *testing.T) {
 	require.Contains(t, out, "| commit of 1000 changes | — | 3 | 120.00 | 140.00 | 150.00 | 125.00 |")
 	require.NotContains(t, out, "| floor")
 	require.NotContains(t, out, "ratio to floor |")
+}
+
+func TestReportGivesTheHostsHugePages(t *testing.T) {
+	t.Parallel()
+	m := perf.ReadMachine()
+	if _, err := os.Stat("/proc/meminfo"); err != nil {
+		t.Skip("no /proc/meminfo on this system")
+	}
+	require.NotEmpty(t, m.HugePages, "ReadMachine reads the huge pages of /proc/meminfo")
+	m.HugePages = "8391 of 2 MB reserved, 8391 in use or promised"
+	var md bytes.Buffer
+	require.NoError(t, (&perf.Report{Command: "bench", Machine: m}).WriteMarkdown(&md))
+	require.Contains(t, md.String(), "- huge pages (this host, at the start): 8391 of 2 MB reserved, 8391 in use or promised\n")
+	m.HugePages = ""
+	md.Reset()
+	require.NoError(t, (&perf.Report{Command: "bench", Machine: m}).WriteMarkdown(&md))
+	require.NotContains(t, md.String(), "huge pages")
 }

@@ -33,6 +33,9 @@ type PerfServer struct {
 	Port int
 	// Log receives what is done (nil: nothing).
 	Log io.Writer
+	// HugePages has Up reserve the huge pages the server's shared memory
+	// needs (root only) and Stop give them back.
+	HugePages bool
 }
 
 // URL connects to the server's postgres database as superuser.
@@ -124,6 +127,14 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
 			return "", fmt.Errorf("restart the perf server: %w", err)
 		}
+	}
+	if p.HugePages {
+		if err := p.reserveHugePages(ctx); err != nil {
+			return "", err
+		}
+	} else if _, err := os.Stat(filepath.Join(p.Dir, hugePagesFile)); errors.Is(err, os.ErrNotExist) {
+		h, ok := readHugePages()
+		p.warnf(hugePagesWarning(wanted, h, ok))
 	}
 	url := p.URL()
 	if err := os.WriteFile(filepath.Join(p.Dir, "url"), []byte(url+"\n"), 0o644); err != nil {
@@ -295,7 +306,7 @@ func profileChanges(profile string, res *storagecli.ApplyResult) string {
 }
 
 // Stop stops the server and keeps its data: Up starts it again with its
-// seed databases.
+// seed databases. It gives back the huge pages Up reserved for it.
 func (p PerfServer) Stop(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(p.data(), "PG_VERSION")); err == nil && p.running(ctx) {
 		p.logf("perf-pg: stopping PostgreSQL in %s", p.data())
@@ -303,7 +314,7 @@ func (p PerfServer) Stop(ctx context.Context) error {
 			return fmt.Errorf("stop the perf server: %w", err)
 		}
 	}
-	return nil
+	return p.releaseHugePages()
 }
 
 // Down stops the server and deletes Dir, seed databases included. A Dir
@@ -380,11 +391,12 @@ func (p PerfServer) pgctl(ctx context.Context, args ...string) error {
 	return p.run(ctx, "pg_ctl", append([]string{"-D", p.data()}, args...)...)
 }
 
-// run runs a PostgreSQL binary, as the postgres user when run as root.
-func (p PerfServer) run(ctx context.Context, name string, args ...string) error {
+// command is a PostgreSQL binary's command, run as the postgres user when
+// run as root.
+func (p PerfServer) command(ctx context.Context, name string, args ...string) (*exec.Cmd, error) {
 	bin, err := pgcluster.FindBinaries()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	path := filepath.Join(bin, name)
 	var cmd *exec.Cmd
@@ -394,6 +406,15 @@ func (p PerfServer) run(ctx context.Context, name string, args ...string) error 
 		cmd = exec.CommandContext(ctx, path, args...)
 	}
 	cmd.Dir = os.TempDir()
+	return cmd, nil
+}
+
+// run runs a PostgreSQL binary (command).
+func (p PerfServer) run(ctx context.Context, name string, args ...string) error {
+	cmd, err := p.command(ctx, name, args...)
+	if err != nil {
+		return err
+	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(string(out)))

@@ -212,6 +212,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	m := r.Machine
 	p("- machine: %s, %d cores, %.1f GiB, %s", orDash(m.CPU), m.Cores, float64(m.MemoryBytes)/(1<<30), m.OS)
 	p("- go: %s", m.Go)
+	if m.HugePages != "" {
+		p("- huge pages (this host, at the start): %s", m.HugePages)
+	}
 	if len(r.LoadAverage) > 0 {
 		p("- load average (1, 5, 15 min) at start / end: %s", strings.Join(r.LoadAverage, " / "))
 	}

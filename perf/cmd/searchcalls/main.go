@@ -78,10 +78,10 @@ type call struct {
 	// less those found in shared buffers, over every relation.
 	FirstRead int64 `json:"first_read"`
 	// FirstFaults are the minor page faults the server's backend took
-	// during the first run (/proc/PID/stat; -1 where the server's
-	// processes cannot be read, a server on another host or of another
-	// user). Without huge pages a backend maps each 4 kB page of shared
-	// buffers on first touch, once per process.
+	// during the first run (/proc/PID/stat; -1 where this host has no
+	// postgres process of that PID: a server elsewhere). Without huge
+	// pages a backend maps each 4 kB page of shared buffers on first
+	// touch, once per process.
 	FirstFaults int64          `json:"first_faults"`
 	Calls       map[string]int `json:"calls,omitempty"`
 }
@@ -234,7 +234,7 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 			return err
 		}
 		pid := conn.PgConn().PID()
-		flt0 := minorFaults(pid)
+		flt0 := minorFaults(pid, "postgres")
 		t0 := time.Now()
 		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
@@ -261,7 +261,7 @@ func measure(ctx context.Context, conn *pgx.Conn, domain int32, sql string, args
 		}
 		c.FirstMs = float64(time.Since(t0).Microseconds()) / 1000
 		c.FirstFaults = -1
-		if flt1 := minorFaults(pid); flt0 >= 0 && flt1 >= 0 {
+		if flt1 := minorFaults(pid, "postgres"); flt0 >= 0 && flt1 >= 0 {
 			c.FirstFaults = flt1 - flt0
 		}
 		read1, err := blocksRead(ctx, tx)
@@ -316,9 +316,11 @@ func blocksRead(ctx context.Context, tx pgx.Tx) (int64, error) {
 	return n, nil
 }
 
-// minorFaults are the minor page faults process pid has taken, from
-// /proc/PID/stat (its tenth field), or -1 where it cannot be read.
-func minorFaults(pid uint32) int64 {
+// minorFaults are the minor page faults process pid, a process named
+// command, has taken, from /proc/PID/stat (its tenth field), or -1 where
+// it cannot be read or the process is not so named (a server on another
+// host, whose backend's PID is some other process's here).
+func minorFaults(pid uint32, command string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return -1
@@ -326,7 +328,8 @@ func minorFaults(pid uint32) int64 {
 	// The command name (field 2) is in parentheses and may hold spaces:
 	// the fields after it are counted from its closing parenthesis.
 	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
+	j := strings.IndexByte(string(b), '(')
+	if i < 0 || j < 0 || j > i || string(b[j+1:i]) != command {
 		return -1
 	}
 	f := strings.Fields(string(b[i+1:]))
@@ -411,7 +414,7 @@ func callsText(m map[string]int) string {
 func report(out io.Writer, cs []call, want []string, load string) {
 	fmt.Fprintf(out, "load average: %s\n\n", load)
 	fmt.Fprintln(out, "| class | calls | buffers total | per call mean | p50 | p95 | max | repeat read | first run read | first run faults | first run ms p50 | p95 | repeat (EXPLAIN) ms p50 | p95 | calls running each function |")
-	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, class := range want {
 		var bufs []int64
 		var ms, first []float64

@@ -12,7 +12,12 @@ func TestMinorFaultsOfThisProcess(t *testing.T) {
 		t.Skip("no /proc on this system")
 	}
 	pid := uint32(os.Getpid())
-	n0 := minorFaults(pid)
+	self, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	command := strings.TrimSpace(string(self))
+	n0 := minorFaults(pid, command)
 	if n0 < 0 {
 		t.Fatalf("minorFaults(self) = %d", n0)
 	}
@@ -21,13 +26,17 @@ func TestMinorFaultsOfThisProcess(t *testing.T) {
 	for i := 0; i < len(b); i += 4096 {
 		b[i] = 1
 	}
-	n1 := minorFaults(pid)
+	n1 := minorFaults(pid, command)
 	runtime.KeepAlive(b)
 	if n1-n0 < 1000 {
 		t.Errorf("faults after touching 16,384 fresh pages: %d more, want at least 1,000", n1-n0)
 	}
-	if n := minorFaults(1 << 30); n != -1 {
+	if n := minorFaults(1<<30, command); n != -1 {
 		t.Errorf("minorFaults of no process = %d, want -1", n)
+	}
+	// A process of that PID but another name is not the server's backend.
+	if n := minorFaults(pid, "postgres-elsewhere"); n != -1 {
+		t.Errorf("minorFaults of a process of another name = %d, want -1", n)
 	}
 }
 
@@ -43,6 +52,9 @@ func TestReportGivesFirstRunsAndRepeatsApart(t *testing.T) {
 	var b strings.Builder
 	report(&b, cs, []string{"partial-match full-text search", "entity resolution"}, "0.5")
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if h, sep := strings.Count(lines[2], "|"), strings.Count(lines[3], "|"); h != sep {
+		t.Errorf("the header has %d column bars, its separator %d", h, sep)
+	}
 	tests := []struct {
 		prefix, want string
 	}{

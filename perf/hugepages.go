@@ -29,12 +29,6 @@ const (
 	dropCaches    = "/proc/sys/vm/drop_caches"
 )
 
-// hugePagesFrom is where a server's shared memory wants huge pages: from
-// shared buffers of this size on, each backend's first touch of pages
-// that are warm in shared buffers costs measurably more without them
-// (docs/performance.md, "Huge pages at 10M").
-const hugePagesFrom = int64(8) << 30
-
 // hugePages are the huge page counts of /proc/meminfo: pages reserved in
 // all (Total), not yet touched (Free), of which promised to a mapping
 // but not yet touched (Rsvd), and the page size in bytes.
@@ -96,10 +90,10 @@ func readHugePages() (hugePages, bool) {
 }
 
 // hugePagesWarning says when shared buffers of this size run without
-// huge pages for them: "" below hugePagesFrom or when the host has
+// huge pages for them: "" below storagecli.HugePagesFrom or when the host has
 // reserved enough (h.Total pages of h.Size; ok false: not known).
 func hugePagesWarning(sharedBuffers int64, h hugePages, ok bool) string {
-	if sharedBuffers < hugePagesFrom || !ok || h.Total*h.Size >= sharedBuffers {
+	if sharedBuffers < storagecli.HugePagesFrom || !ok || h.Total*h.Size >= sharedBuffers {
 		return ""
 	}
 	return fmt.Sprintf("shared_buffers %s without huge pages (%d of %s reserved): at 10M the first run of a warm search took 1.2 to 1.5 times as long without them; as root, perfpg up --huge-pages (make perf-up PERF_HUGE_PAGES=1) reserves them while the server runs",
@@ -191,20 +185,17 @@ func reserve(total int64, log func(string, ...any)) (int64, error) {
 				return got, fmt.Errorf("compact memory: %w", err)
 			}
 		}
-		if err := os.WriteFile(nrHugePages, []byte(strconv.FormatInt(total, 10)), 0o644); err != nil {
+		n, err := askHugePages(total)
+		if err != nil {
 			return got, err
 		}
-		h, ok := readHugePages()
-		if !ok {
-			return got, errors.New("/proc/meminfo gives no huge page counts")
+		if n >= total {
+			return n, nil
 		}
-		if h.Total >= total {
-			return h.Total, nil
-		}
-		if h.Total == got {
+		if n == got {
 			stalled++
 		}
-		got = h.Total
+		got = n
 	}
 	// The page cache the kernel would not reclaim: drop the clean part
 	// (vm.drop_caches) and ask once more.
@@ -212,12 +203,22 @@ func reserve(total int64, log func(string, ...any)) (int64, error) {
 	if err := os.WriteFile(dropCaches, []byte("1"), 0o644); err != nil {
 		return got, fmt.Errorf("drop the page cache: %w", err)
 	}
-	if err := os.WriteFile(nrHugePages, []byte(strconv.FormatInt(total, 10)), 0o644); err != nil {
+	n, err := askHugePages(total)
+	if err != nil {
 		return got, err
+	}
+	return n, nil
+}
+
+// askHugePages sets the kernel's count of reserved huge pages and returns
+// the count it reached.
+func askHugePages(total int64) (int64, error) {
+	if err := os.WriteFile(nrHugePages, []byte(strconv.FormatInt(total, 10)), 0o644); err != nil {
+		return 0, err
 	}
 	h, ok := readHugePages()
 	if !ok {
-		return got, errors.New("/proc/meminfo gives no huge page counts")
+		return 0, errors.New("/proc/meminfo gives no huge page counts")
 	}
 	return h.Total, nil
 }

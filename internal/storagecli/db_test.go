@@ -109,6 +109,27 @@ func TestPlanFreshDatabase(t *testing.T) {
 	}
 	require.Contains(t, out.String(), "→")
 	require.Contains(t, out.String(), "mat_history_p7")
+	require.Nil(t, plan.HugePages, "2GB of shared buffers: nothing said of huge pages")
+	require.NotContains(t, out.String(), "huge pages")
+}
+
+func TestPlanSaysHugePagesFromEightGB(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	conn := connect(t, pgtest.NewDatabase(t))
+	p, err := Named("10m")
+	require.NoError(t, err)
+	plan, err := PlanProfile(ctx, conn, p)
+	require.NoError(t, err)
+	require.NotNil(t, plan.HugePages, "the 10m profile's 16GB of shared buffers")
+	var setting, needed, sb string
+	require.NoError(t, conn.QueryRow(ctx, `SELECT current_setting('huge_pages'), current_setting('shared_memory_size_in_huge_pages'),
+		current_setting('shared_buffers')`).Scan(&setting, &needed, &sb))
+	require.Equal(t, HugePagesNote{Setting: setting, Needed: needed, SharedBuffers: sb}, *plan.HugePages)
+	var out bytes.Buffer
+	WritePlan(&out, plan)
+	require.Contains(t, out.String(), fmt.Sprintf("huge pages: huge_pages = %s; at shared_buffers %s the server's shared memory needs %s huge pages", setting, sb, needed))
+	require.Contains(t, out.String(), "vm.nr_hugepages")
 }
 
 func TestApplyTableParameters(t *testing.T) {

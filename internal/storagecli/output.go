@@ -32,6 +32,11 @@ func WritePlan(w io.Writer, plan *Plan) {
 	if !plan.FileSettings {
 		fmt.Fprintln(w, "  note: pg_file_settings is not readable by this role; values written by ALTER SYSTEM that wait for a restart show as changes")
 	}
+	if n := plan.HugePages; n != nil {
+		fmt.Fprintf(w, "\nhuge pages: huge_pages = %s; at shared_buffers %s the server's shared memory needs %s huge pages (shared_memory_size_in_huge_pages; read it again after the restart).\n",
+			n.Setting, n.SharedBuffers, n.Needed)
+		fmt.Fprintln(w, "  From 8GB of shared buffers reserve them on the server's host (vm.nr_hugepages), which plan cannot see, and set huge_pages = on: docs/storage.md")
+	}
 	fmt.Fprintln(w, "\ntable storage parameters:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  PARTITION\tPARAMETER\tCURRENT\t\tWANTED\t")

@@ -69,6 +69,26 @@ type Plan struct {
 	// Configured is unknown and a restart-only setting already written by
 	// ALTER SYSTEM shows as a change again.
 	FileSettings bool `json:"file_settings"`
+	// HugePages is said when the profile's shared buffers are
+	// HugePagesFrom or more (nil below).
+	HugePages *HugePagesNote `json:"huge_pages,omitempty"`
+}
+
+// HugePagesFrom is the size of shared buffers from which a server wants
+// its shared memory on huge pages: at 10M with 16GB, searches' first runs
+// took 1.2 to 1.5 times as long on 4 kB pages (docs/performance.md, "Huge
+// pages at 10M").
+const HugePagesFrom = int64(8) << 30
+
+// HugePagesNote is the server's huge_pages and the huge pages its shared
+// memory needs at its current shared buffers
+// (shared_memory_size_in_huge_pages, -1 where the server cannot use
+// them). Whether the host has reserved them (vm.nr_hugepages) a
+// connection cannot tell.
+type HugePagesNote struct {
+	Setting       string `json:"huge_pages"`
+	Needed        string `json:"shared_memory_size_in_huge_pages"`
+	SharedBuffers string `json:"shared_buffers"`
 }
 
 // Changes counts the settings and table parameters apply would write.
@@ -365,6 +385,15 @@ func PlanProfile(ctx context.Context, conn *pgx.Conn, p *Profile) (*Plan, error)
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("profile %s does not fit this server: %s", p.Name, strings.Join(problems, "; "))
+	}
+	if sb, err := ParseSize(p.Setting("shared_buffers")); err == nil && sb >= HugePagesFrom {
+		n := &HugePagesNote{}
+		if err := conn.QueryRow(ctx, `SELECT current_setting('huge_pages'),
+			coalesce(current_setting('shared_memory_size_in_huge_pages', true), '-1'), current_setting('shared_buffers')`).
+			Scan(&n.Setting, &n.Needed, &n.SharedBuffers); err != nil {
+			return nil, fmt.Errorf("read huge_pages: %w", err)
+		}
+		plan.HugePages = n
 	}
 	for _, tp := range p.Tables {
 		parts, err := partitionOptions(ctx, conn, tp.Table)

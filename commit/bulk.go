@@ -2,11 +2,14 @@ package commit
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/lorebase/lorebase/store"
 )
@@ -104,30 +107,160 @@ func source(ctx context.Context, tx pgx.Tx, stage string, rs *rowset, threshold,
 		}
 		return "unnest(" + strings.Join(parts, ", ") + ") AS u(" + strings.Join(names, ", ") + ")", rs.data, nil
 	}
-	src := pgx.CopyFromSlice(rs.n, func(i int) ([]any, error) {
-		row := make([]any, len(rs.data))
-		for c, col := range rs.data {
-			switch v := col.(type) {
-			case []string:
-				row[c] = v[i]
-			case []*string:
-				row[c] = v[i]
-			case []int64:
-				row[c] = v[i]
-			case []int32:
-				row[c] = v[i]
-			case [][]byte:
-				row[c] = v[i]
-			case []bool:
-				row[c] = v[i]
-			default:
-				return nil, fmt.Errorf("staging %s: unsupported column type %T", stage, col)
-			}
-		}
-		return row, nil
-	})
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{stage}, names, src); err != nil {
-		return "", nil, fmt.Errorf("copy into %s: %w", stage, err)
+	if err := copyRows(ctx, tx, stage, names, rs); err != nil {
+		return "", nil, err
 	}
 	return stage + " AS u", nil, nil
+}
+
+// copyRows copies rs into the staging table stage (columns names) as one
+// COPY in PostgreSQL's binary format, encoded here from the rowset's
+// columns as the connection sends it (copyReader): text as its UTF-8
+// bytes, bytea as its bytes, bigint, integer and boolean in network order;
+// a nil *string or []byte is NULL. The staging tables' columns have
+// exactly these types, so no type lookup precedes the COPY (pgx's CopyFrom
+// asks the server for the columns' types first and encodes every value
+// through its type map).
+func copyRows(ctx context.Context, tx pgx.Tx, stage string, names []string, rs *rowset) (err error) {
+	r, err := newCopyReader(rs)
+	if err != nil {
+		return fmt.Errorf("copy into %s: %w", stage, err)
+	}
+	cols := make([]string, len(names))
+	for i, n := range names {
+		cols[i] = pgx.Identifier{n}.Sanitize()
+	}
+	sql := "COPY " + pgx.Identifier{stage}.Sanitize() + " (" + strings.Join(cols, ", ") + ") FROM STDIN (FORMAT binary)"
+	// The connection's tracer sees the COPY as it sees pgx's own.
+	conn := tx.Conn()
+	var tag pgconn.CommandTag
+	if tr, ok := conn.Config().Tracer.(pgx.CopyFromTracer); ok {
+		ctx = tr.TraceCopyFromStart(ctx, conn, pgx.TraceCopyFromStartData{TableName: pgx.Identifier{stage}, ColumnNames: names})
+		defer func() { tr.TraceCopyFromEnd(ctx, conn, pgx.TraceCopyFromEndData{CommandTag: tag, Err: err}) }()
+	}
+	if tag, err = conn.PgConn().CopyFrom(ctx, r, sql); err != nil {
+		return fmt.Errorf("copy into %s: %w", stage, err)
+	}
+	if tag.RowsAffected() != int64(rs.n) {
+		return fmt.Errorf("copy into %s: %d rows copied of %d", stage, tag.RowsAffected(), rs.n)
+	}
+	return nil
+}
+
+// copySignature opens a binary COPY stream: the signature, no flags and an
+// empty header extension.
+const copySignature = "PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+
+// copyChunk is about how many bytes copyReader encodes ahead of its reader.
+const copyChunk = 64 << 10
+
+// copyReader reads a rowset as a binary COPY stream, encoding rows as they
+// are read, about copyChunk bytes at a time: the stream is never held
+// whole.
+type copyReader struct {
+	rs   *rowset
+	row  int    // the next row to encode
+	buf  []byte // encoded, not yet read from off
+	off  int
+	done bool // the trailer is in buf
+}
+
+// newCopyReader checks that every column of rs is of a type the stream
+// can hold and holds rs.n rows at least.
+func newCopyReader(rs *rowset) (*copyReader, error) {
+	for c, col := range rs.data {
+		var n int
+		switch v := col.(type) {
+		case []string:
+			n = len(v)
+		case []*string:
+			n = len(v)
+		case []int64:
+			n = len(v)
+		case []int32:
+			n = len(v)
+		case [][]byte:
+			n = len(v)
+		case []bool:
+			n = len(v)
+		default:
+			return nil, fmt.Errorf("column %d: unsupported type %T", c, col)
+		}
+		if n < rs.n {
+			return nil, fmt.Errorf("column %d holds %d rows, the set %d", c, n, rs.n)
+		}
+	}
+	if len(rs.data) > 1<<15-1 {
+		return nil, fmt.Errorf("%d columns", len(rs.data))
+	}
+	return &copyReader{rs: rs, buf: append(make([]byte, 0, copyChunk+4096), copySignature...)}, nil
+}
+
+func (r *copyReader) Read(p []byte) (int, error) {
+	if r.off == len(r.buf) {
+		if r.done {
+			return 0, io.EOF
+		}
+		r.fill()
+	}
+	n := copy(p, r.buf[r.off:])
+	r.off += n
+	return n, nil
+}
+
+// fill encodes the next rows into buf, read whole, until it holds
+// copyChunk bytes or the trailer.
+func (r *copyReader) fill() {
+	b := r.buf[:0]
+	r.off = 0
+	for len(b) < copyChunk && r.row < r.rs.n {
+		b = r.encodeRow(b, r.row)
+		r.row++
+	}
+	if r.row == r.rs.n && len(b) < copyChunk {
+		b = append(b, 0xff, 0xff)
+		r.done = true
+	}
+	r.buf = b
+}
+
+// encodeRow appends row i: its field count, then each field's length
+// (-1: NULL) and bytes.
+func (r *copyReader) encodeRow(b []byte, i int) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(len(r.rs.data)))
+	for _, col := range r.rs.data {
+		switch v := col.(type) {
+		case []string:
+			b = binary.BigEndian.AppendUint32(b, uint32(len(v[i])))
+			b = append(b, v[i]...)
+		case []*string:
+			if v[i] == nil {
+				b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+			} else {
+				b = binary.BigEndian.AppendUint32(b, uint32(len(*v[i])))
+				b = append(b, *v[i]...)
+			}
+		case []int64:
+			b = binary.BigEndian.AppendUint32(b, 8)
+			b = binary.BigEndian.AppendUint64(b, uint64(v[i]))
+		case []int32:
+			b = binary.BigEndian.AppendUint32(b, 4)
+			b = binary.BigEndian.AppendUint32(b, uint32(v[i]))
+		case [][]byte:
+			if v[i] == nil {
+				b = binary.BigEndian.AppendUint32(b, 0xffffffff)
+			} else {
+				b = binary.BigEndian.AppendUint32(b, uint32(len(v[i])))
+				b = append(b, v[i]...)
+			}
+		case []bool:
+			b = binary.BigEndian.AppendUint32(b, 1)
+			if v[i] {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+	}
+	return b
 }

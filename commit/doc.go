@@ -29,7 +29,8 @@
 //     arrays through unnest, or COPY into a temporary
 //     staging table for batches over Config.CopyThresholdRows (the
 //     connection keeps its staging tables; they empty at the end of every
-//     transaction that used them);
+//     transaction that used them), in the binary format encoded by the
+//     pipeline itself as the rows are sent (copyReader);
 //  5. the ref moves by compare-and-swap on the head read under the lock.
 //
 // A Record changed several times by one commit gets one history row for that

@@ -107,28 +107,29 @@ func source(ctx context.Context, tx pgx.Tx, stage string, rs *rowset, threshold,
 		}
 		return "unnest(" + strings.Join(parts, ", ") + ") AS u(" + strings.Join(names, ", ") + ")", rs.data, nil
 	}
-	if err := copyRows(ctx, tx, stage, names, rs); err != nil {
+	if err := copyRows(ctx, tx, stage, rs); err != nil {
 		return "", nil, err
 	}
 	return stage + " AS u", nil, nil
 }
 
-// copyRows copies rs into the staging table stage (columns names) as one
-// COPY in PostgreSQL's binary format, encoded here from the rowset's
-// columns as the connection sends it (copyReader): text as its UTF-8
-// bytes, bytea as its bytes, bigint, integer and boolean in network order;
-// a nil *string or []byte is NULL. The staging tables' columns have
-// exactly these types, so no type lookup precedes the COPY (pgx's CopyFrom
-// asks the server for the columns' types first and encodes every value
-// through its type map).
-func copyRows(ctx context.Context, tx pgx.Tx, stage string, names []string, rs *rowset) (err error) {
+// copyRows copies rs into the staging table stage (rs.cols) as one COPY
+// in PostgreSQL's binary format, encoded here from the rowset's columns as
+// the connection sends it (copyReader): text as its UTF-8 bytes, bytea as
+// its bytes, bigint, integer and boolean in network order; a nil *string
+// or []byte is NULL. The staging tables' columns have exactly these types,
+// so nothing has to learn them (pgx's CopyFrom describes a select of the
+// columns once a connection and encodes every value through its type map).
+func copyRows(ctx context.Context, tx pgx.Tx, stage string, rs *rowset) (err error) {
 	r, err := newCopyReader(rs)
 	if err != nil {
 		return fmt.Errorf("copy into %s: %w", stage, err)
 	}
-	cols := make([]string, len(names))
-	for i, n := range names {
-		cols[i] = pgx.Identifier{n}.Sanitize()
+	names := make([]string, len(rs.cols))
+	cols := make([]string, len(rs.cols))
+	for i, c := range rs.cols {
+		names[i] = c.name
+		cols[i] = pgx.Identifier{c.name}.Sanitize()
 	}
 	sql := "COPY " + pgx.Identifier{stage}.Sanitize() + " (" + strings.Join(cols, ", ") + ") FROM STDIN (FORMAT binary)"
 	// The connection's tracer sees the COPY as it sees pgx's own.
@@ -166,7 +167,7 @@ type copyReader struct {
 }
 
 // newCopyReader checks that every column of rs is of a type the stream
-// can hold and holds rs.n rows at least.
+// can hold and holds rs.n rows at least, and that rs names each column.
 func newCopyReader(rs *rowset) (*copyReader, error) {
 	for c, col := range rs.data {
 		var n int
@@ -190,8 +191,8 @@ func newCopyReader(rs *rowset) (*copyReader, error) {
 			return nil, fmt.Errorf("column %d holds %d rows, the set %d", c, n, rs.n)
 		}
 	}
-	if len(rs.data) > 1<<15-1 {
-		return nil, fmt.Errorf("%d columns", len(rs.data))
+	if len(rs.cols) != len(rs.data) {
+		return nil, fmt.Errorf("%d column names for %d columns", len(rs.cols), len(rs.data))
 	}
 	return &copyReader{rs: rs, buf: append(make([]byte, 0, copyChunk+4096), copySignature...)}, nil
 }

@@ -44,7 +44,7 @@ func TestCopyRowsRoundTrip(t *testing.T) {
 	defer tx.Rollback(ctx) //nolint:errcheck // the test reads inside the transaction
 	_, err = tx.Exec(ctx, `CREATE TEMP TABLE stage_x (ord serial, t text, nt text, i8 bigint, i4 integer, b bytea, ok boolean)`)
 	require.NoError(t, err)
-	require.NoError(t, copyRows(ctx, tx, "stage_x", []string{"t", "nt", "i8", "i4", "b", "ok"}, rs))
+	require.NoError(t, copyRows(ctx, tx, "stage_x", rs))
 
 	rows, err := tx.Query(ctx, `SELECT t, nt, i8, i4, b, ok FROM stage_x ORDER BY ord`)
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestCopyRowsManyChunks(t *testing.T) {
 	defer tx.Rollback(ctx) //nolint:errcheck // the test reads inside the transaction
 	_, err = tx.Exec(ctx, `CREATE TEMP TABLE stage_n (ord serial, key text, seq bigint)`)
 	require.NoError(t, err)
-	require.NoError(t, copyRows(ctx, tx, "stage_n", []string{"key", "seq"}, &rowset{data: []any{keys, seqs}, n: n}))
+	require.NoError(t, copyRows(ctx, tx, "stage_n", &rowset{cols: []column{{"key", "text"}, {"seq", "bigint"}}, data: []any{keys, seqs}, n: n}))
 	var count int
 	var sum int64
 	var all string
@@ -107,7 +107,8 @@ func TestCopyRowsManyChunks(t *testing.T) {
 }
 
 // TestCopyReaderRefusesWhatItCannotWrite: a column of another type, or
-// shorter than the set, is an error before anything is sent.
+// shorter than the set, or without a name, is an error before anything is
+// sent.
 func TestCopyReaderRefusesWhatItCannotWrite(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -117,6 +118,7 @@ func TestCopyReaderRefusesWhatItCannotWrite(t *testing.T) {
 	}{
 		{"float column", &rowset{data: []any{[]float64{1}}, n: 1}, "unsupported type []float64"},
 		{"short column", &rowset{data: []any{[]string{"a", "b"}, []int64{1}}, n: 2}, "column 1 holds 1 rows, the set 2"},
+		{"unnamed column", &rowset{cols: []column{{"key", "text"}}, data: []any{[]string{"a"}, []int64{1}}, n: 1}, "1 column names for 2 columns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := newCopyReader(tc.rs)

@@ -81,6 +81,10 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 	}
 	commitAll(append(parts3(0, 499, true), commit.Change{Op: "put", Kind: "Warehouse", Key: "W-1", Values: json.RawMessage(`{"name": "North"}`)}))
 	require.Zero(t, jobsQueued(), "a commit of 999 Records and Links")
+	// River's unique period is a window of the clock (AnalyzePeriod
+	// from each multiple of it), not the period after the first job: the
+	// two large commits must fall in one window.
+	waitOutWindowEnd(t, jobs.AnalyzePeriod, time.Minute)
 	commitAll(parts3(499, 1000, false))
 	require.Equal(t, 1, jobsQueued(), "a commit of 1,000 Records")
 	commitAll(parts3(1499, 20000, true))
@@ -190,4 +194,16 @@ func analyzeJobs(t *testing.T, s *store.Store, domainID int32) int {
 	require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = $1 AND args->>'domain_id' = $2`,
 		jobkind.Analyze, fmt.Sprint(domainID)).Scan(&n))
 	return n
+}
+
+// waitOutWindowEnd sleeps past the end of the clock's current window of
+// length period (windows start at multiples of it, as River's unique
+// periods do) when less than margin of it is left.
+func waitOutWindowEnd(t *testing.T, period, margin time.Duration) {
+	t.Helper()
+	now := time.Now()
+	if left := now.Truncate(period).Add(period).Sub(now); left < margin {
+		t.Logf("waiting %s for the next window of %s", left.Round(time.Second), period)
+		time.Sleep(left + time.Second)
+	}
 }

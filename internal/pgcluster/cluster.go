@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +26,11 @@ type Cluster struct {
 	bin    string
 	port   int
 	asUser string // run binaries as this user (when started as root)
+	// watch is the write end of the watchdog's pipe (startWatchdog):
+	// closing it, or this process ending, has the watchdog stop the
+	// cluster; watchdog is its process.
+	watch    *os.File
+	watchdog *exec.Cmd
 	// URL connects to the cluster's "postgres" database as superuser.
 	URL string
 }
@@ -63,13 +69,16 @@ type StartOptions struct {
 }
 
 // Start initializes and starts a new cluster listening on a free loopback
-// port. As root it runs the binaries as the postgres user.
-func Start(ctx context.Context, opts StartOptions) (*Cluster, error) {
+// port. As root it runs the binaries as the postgres user. The cluster
+// does not outlive this process: a watchdog stops it and removes its files
+// when the process ends without calling Stop (a panic, a kill, a test
+// binary's timeout).
+func Start(ctx context.Context, opts StartOptions) (c *Cluster, err error) {
 	bin, err := FindBinaries()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{bin: bin}
+	c = &Cluster{bin: bin}
 	if os.Geteuid() == 0 {
 		if _, err := user.Lookup("postgres"); err != nil {
 			return nil, errors.New("running as root and no postgres user exists to run initdb as")
@@ -96,6 +105,17 @@ func Start(ctx context.Context, opts StartOptions) (*Cluster, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %w", err)
 	}
+	// The watchdog runs before the server starts, so that no moment
+	// between the start and Start's return leaves a server nothing stops.
+	if err := c.startWatchdog(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			c.stopWatchdog()
+		}
+	}()
 	conf := []string{
 		"listen_addresses = '127.0.0.1'",
 		fmt.Sprintf("unix_socket_directories = '%s'", dir),
@@ -181,7 +201,53 @@ func (c *Cluster) Stop() error {
 		err = rerr
 	}
 	c.dir = ""
+	c.stopWatchdog()
 	return err
+}
+
+// watchdogScript waits for end of file on its standard input, the read end
+// of a pipe whose only write end the starting process holds: the kernel
+// closes it when that process ends, however it ends. Then, unless Stop has
+// already removed them, it stops the server in $1 (pg_ctl in $2, run as
+// user $3 when set) and removes its files.
+const watchdogScript = `while read -r _; do :; done
+[ -d "$1/data" ] || exit 0
+if [ -n "$3" ]; then runuser -u "$3" -- "$2/pg_ctl" -D "$1/data" -m immediate -w stop
+else "$2/pg_ctl" -D "$1/data" -m immediate -w stop; fi
+rm -rf "$1"`
+
+// startWatchdog starts the process that stops the cluster when this one
+// ends without Stop. It runs in a process group of its own, so that an
+// interrupt sent to the terminal's group (which ends this process) does not
+// end it too, and its output goes nowhere: holding this process's standard
+// output would keep `go test` waiting for it.
+func (c *Cluster) startWatchdog() error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("start the cluster's watchdog: %w", err)
+	}
+	cmd := exec.Command("sh", "-c", watchdogScript, "pgcluster-watchdog", c.dir, c.bin, c.asUser)
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	_ = r.Close() // the watchdog holds its own copy
+	if err != nil {
+		_ = w.Close()
+		return fmt.Errorf("start the cluster's watchdog: %w", err)
+	}
+	c.watch, c.watchdog = w, cmd
+	return nil
+}
+
+// stopWatchdog closes the watchdog's pipe and waits for it to end: after
+// Stop it finds the cluster's files gone and ends at once.
+func (c *Cluster) stopWatchdog() {
+	if c.watch == nil {
+		return
+	}
+	_ = c.watch.Close()
+	_ = c.watchdog.Wait() // its status says only whether it found a server to stop
+	c.watch, c.watchdog = nil, nil
 }
 
 func (c *Cluster) pg(ctx context.Context, name string, args ...string) error {

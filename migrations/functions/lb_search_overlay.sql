@@ -243,15 +243,8 @@ BEGIN
                       FROM lb_search_or(d, base, ow, oc, terms[1], p_limit + 4) o),
                 own AS (
                     SELECT m.key::text AS key, m.kind::text AS kind, m.title, ts_rank(m.search, or_q) AS score
-                      FROM (SELECT p.key FROM unnest(tw) w(w)
-                             CROSS JOIN LATERAL (SELECT s.key FROM mat_search_words s
-                                                  WHERE s.domain_id = d AND s.branch_id = ov AND s.word = w.w
-                                                  ORDER BY s.score DESC, s.key LIMIT p_limit) p
-                            UNION
-                            SELECT s.key FROM mat_search_words s
-                             WHERE s.domain_id = d AND s.branch_id = ov AND s.word = ANY (tw)
-                             GROUP BY s.key HAVING count(*) > 1) c
-                      JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = c.key AND NOT m.deleted),
+                      FROM lb_search_overlay_own_keys(d, ov, tw, p_limit) c
+                      JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = c.key COLLATE "C" AND NOT m.deleted),
                 chg AS (
                     SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q) AS score
                       FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c),
@@ -331,15 +324,8 @@ BEGIN
                array_agg(z.score ORDER BY z.key), array_agg(1 ORDER BY z.key), count(*) FILTER (WHERE z.changed)
           INTO o_key, o_kind, o_title, o_score, o_matched, o_n
           FROM (SELECT m.key::text AS key, m.kind::text AS kind, m.title, ts_rank(m.search, or_q) AS score, false AS changed
-                  FROM (SELECT p.key FROM unnest(tw) w(w)
-                         CROSS JOIN LATERAL (SELECT s.key FROM mat_search_words s
-                                              WHERE s.domain_id = d AND s.branch_id = ov AND s.word = w.w
-                                              ORDER BY s.score DESC, s.key LIMIT p_limit) p
-                        UNION
-                        SELECT s.key FROM mat_search_words s
-                         WHERE cardinality(tw) > 1 AND s.domain_id = d AND s.branch_id = ov AND s.word = ANY (tw)
-                         GROUP BY s.key HAVING count(*) > 1) c
-                  JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = c.key AND NOT m.deleted
+                  FROM lb_search_overlay_own_keys(d, ov, tw, p_limit) c
+                  JOIN mat_records m ON m.domain_id = d AND m.branch_id = ov AND m.key = c.key COLLATE "C" AND NOT m.deleted
                 UNION ALL
                 SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q), true
                   FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) z;

@@ -10,8 +10,9 @@
 -- whole branch's (344,321 rows for bracket at 10M, where the overlay held
 -- 103), and a hash aggregate sizes its table by the estimate before it
 -- reads a row: 12 MB for the Records holding two words and 6 MB for the
--- union, about 4 ms of a call that took 6 to 9 ms. An overlay holds its
--- own changes, which sorting reads in microseconds.
+-- union. The search of "brakcet" on that overlay took 5.5 to 8.8 ms with
+-- them, 1.9 to 2.3 without. An overlay holds its own changes, which are
+-- sorted in microseconds.
 CREATE OR REPLACE FUNCTION lb_search_overlay_own_keys(d integer, ov integer, tw text[], p_limit integer)
  RETURNS TABLE(key text)
  LANGUAGE plpgsql

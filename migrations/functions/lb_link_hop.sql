@@ -14,11 +14,11 @@
 -- looked up again on every level, two primary-key descents a Link for an
 -- overlay over main. The bottom level's rows are read in index order and
 -- only until fanout of them are present, so a Record with thousands of
--- Links reads about fanout of them, as on a single level. The first fanout of the union are
--- the first fanout present Links of every level: a present Link is a
--- candidate of the level that decides it, and a bottom-level Link among
--- the first fanout present is among the bottom level's first fanout
--- present rows.
+-- Links reads about fanout of them, as on a single level. The first
+-- fanout of the union are the first fanout present Links of every level:
+-- a present Link is a candidate of the level that decides it, and a
+-- bottom-level Link among the first fanout present is among the bottom
+-- level's first fanout present rows.
 CREATE OR REPLACE FUNCTION lb_link_hop(d integer, bs integer[], cuts bigint[], k text, dir text, rel text, fanout integer)
  RETURNS TABLE(relation text, from_key text, to_key text, origin "char", other text)
  LANGUAGE sql

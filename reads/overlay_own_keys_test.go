@@ -1,0 +1,99 @@
+package reads_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+)
+
+// TestOverlayMisspelledWordSortsItsOwnMatches: the overlay's own matches of
+// a misspelled word (lb_search_overlay_own_keys) are grouped by sorting,
+// not by hash aggregates, under the generic plan a pooled session keeps.
+// That plan estimates the overlay's postings as a whole branch's, and a
+// hash aggregate sizes its table by the estimate before it reads a row (12
+// MB and 6 MB a call at 10M for about a hundred rows). Main holds 3,000
+// Parts here and the overlay 40 of its own; the answer is the copy's.
+func TestOverlayMisspelledWordSortsItsOwnMatches(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "overlay-own-keys")
+	var cs []change
+	for i := 0; i < 3000; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("B-%04d", i), map[string]any{
+			"name": []string{"Part gasket", "Part gaskets seal", "Part gasket gaskets", "Part casket"}[i%4]}))
+	}
+	f.commit("alice", "", cs...)
+	ov := f.fork("ov", "overlay", revInfo{})
+	cs = nil
+	for i := 0; i < 40; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("O-%02d", i), map[string]any{
+			"name": []string{"Part gasket", "Part gaskets", "Part gasket gaskets casket", "Part other"}[i%4]}))
+	}
+	ov.commit("agent", "", cs...)
+	readyCopy(ov, "ref")
+	_, err := s.Pool.Exec(f.ctx, `ANALYZE mat_search_words`)
+	require.NoError(t, err)
+
+	sq := reads.SearchQuery{Q: "gaskte", Limit: 20}
+	want, err := f.r.Search(f.ctx, f.domain, "ref", sq)
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Corrections, "gaskte is corrected")
+
+	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
+	var keys []string
+	require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		plans()
+		rows, err := tx.Query(f.ctx, `SELECT key FROM lb_search('ov', $1, '', $2) WHERE match <> 'corrections'`, sq.Q, sq.Limit)
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	wantKeys := make([]string, len(want.Results))
+	for i, r := range want.Results {
+		wantKeys[i] = r.Key
+	}
+	require.Equal(t, wantKeys, keys, "the overlay's answer is the copy's")
+
+	seen := 0
+	for _, p := range plans() {
+		e, err := pgtest.ParseExplained(p)
+		require.NoError(t, err)
+		if !strings.Contains(e.Query, "HAVING count(*) > 1") {
+			continue
+		}
+		seen++
+		var plan struct {
+			Plan map[string]any `json:"Plan"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(p[strings.Index(p, "{"):]), &plan))
+		sorts := 0
+		var walk func(n map[string]any)
+		walk = func(n map[string]any) {
+			require.NotEqual(t, "Hashed", n["Strategy"], "a hash aggregate: %s", p)
+			require.NotEqual(t, "Hash", n["Node Type"], "a hash: %s", p)
+			if n["Node Type"] == "Sort" {
+				sorts++
+			}
+			children, _ := n["Plans"].([]any)
+			for _, c := range children {
+				walk(c.(map[string]any))
+			}
+		}
+		walk(plan.Plan)
+		require.Positive(t, sorts, "the own matches sorted: %s", p)
+	}
+	require.Positive(t, seen, "the overlay's own matches of a misspelled word were not read by lb_search_overlay_own_keys")
+}

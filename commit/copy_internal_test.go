@@ -21,10 +21,6 @@ import (
 func TestCopyRowsRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close(ctx) })
-
 	s := func(v string) *string { return &v }
 	long := strings.Repeat("Ωx", 40_000)
 	rs := &rowset{
@@ -39,11 +35,7 @@ func TestCopyRowsRoundTrip(t *testing.T) {
 		},
 		n: 3,
 	}
-	tx, err := conn.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // the test reads inside the transaction
-	_, err = tx.Exec(ctx, `CREATE TEMP TABLE stage_x (ord serial, t text, nt text, i8 bigint, i4 integer, b bytea, ok boolean)`)
-	require.NoError(t, err)
+	tx := tempTableTx(t, `CREATE TEMP TABLE stage_x (ord serial, t text, nt text, i8 bigint, i4 integer, b bytea, ok boolean)`)
 	require.NoError(t, copyRows(ctx, tx, "stage_x", rs))
 
 	rows, err := tx.Query(ctx, `SELECT t, nt, i8, i4, b, ok FROM stage_x ORDER BY ord`)
@@ -78,10 +70,6 @@ func TestCopyRowsRoundTrip(t *testing.T) {
 func TestCopyRowsManyChunks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close(ctx) })
-
 	const n = 20_000
 	keys := make([]string, n)
 	seqs := make([]int64, n)
@@ -91,11 +79,7 @@ func TestCopyRowsManyChunks(t *testing.T) {
 		seqs[i] = int64(i) * 3
 		want.WriteString(keys[i])
 	}
-	tx, err := conn.Begin(ctx)
-	require.NoError(t, err)
-	defer tx.Rollback(ctx) //nolint:errcheck // the test reads inside the transaction
-	_, err = tx.Exec(ctx, `CREATE TEMP TABLE stage_n (ord serial, key text, seq bigint)`)
-	require.NoError(t, err)
+	tx := tempTableTx(t, `CREATE TEMP TABLE stage_n (ord serial, key text, seq bigint)`)
 	require.NoError(t, copyRows(ctx, tx, "stage_n", &rowset{cols: []column{{"key", "text"}, {"seq", "bigint"}}, data: []any{keys, seqs}, n: n}))
 	var count int
 	var sum int64
@@ -104,6 +88,23 @@ func TestCopyRowsManyChunks(t *testing.T) {
 	require.Equal(t, n, count)
 	require.Equal(t, int64(3*n*(n-1)/2), sum)
 	require.True(t, all == want.String(), "the keys came back in another order or altered")
+}
+
+// tempTableTx opens a transaction on a connection to a fresh database
+// and creates the temporary table ddl in it; the test's end rolls it back
+// and closes the connection.
+func tempTableTx(t *testing.T, ddl string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(ctx) })
+	tx, err := conn.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { tx.Rollback(ctx) }) //nolint:errcheck // the test reads inside the transaction; rolled back before the connection closes
+	_, err = tx.Exec(ctx, ddl)
+	require.NoError(t, err)
+	return tx
 }
 
 // TestCopyReaderRefusesWhatItCannotWrite: a column of another type, or

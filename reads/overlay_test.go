@@ -357,8 +357,9 @@ func TestOverlayGraphMatchesCopy(t *testing.T) {
 // TestOverlayHopReadsAboutFanout: on an overlay, a hop from a Record with
 // 400 incoming Links on the base reads about fanout of them, not all, and
 // each once: counted as the rows the plan's scans of mat_links return and
-// the scans (EXPLAIN ANALYZE), the same answer as the copy's. The base's first Links in index
-// order are ones the overlay removed and ones main added after the fork.
+// the scans (EXPLAIN ANALYZE), the same answer as the copy's. The base's
+// first Links in index order are ones the overlay removed and ones main
+// added after the fork.
 func TestOverlayHopReadsAboutFanout(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)

@@ -8,7 +8,9 @@
 -- as they are.
 --
 -- Every multi-level read (lb_levels_stmt, lb_rec_say_sql) and the branch
--- copy job (jobs/materialize.go) apply the rule through this function. It
+-- copy job (jobs/materialize.go) apply the rule through this function;
+-- the plain-SQL get at the head of an overlay (reads/get.go) writes it out
+-- for its two levels, and TestGetAnswersAsLbGet holds it to lb_get. It
 -- is a plain SQL function (no SECURITY DEFINER, no SET), so the planner
 -- inlines it into the caller's statement. search is the row's when cur.
 CREATE OR REPLACE FUNCTION lb_record_say(d integer, b integer, c bigint, k text)

@@ -84,15 +84,26 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 		}
 	}
 	wanted := profileSharedBuffers(prof)
+	// onHuge: the server was started on the huge pages its settings need.
+	onHuge := false
 	if !p.running(ctx) {
 		if avail, ok := availableMemory(); ok {
 			p.warnf(memoryWarning(wanted, avail))
 		}
-		p.logf("perf-pg: starting PostgreSQL in %s on 127.0.0.1:%d", p.data(), p.Port)
-		if err := p.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(p.Dir, "postgres.log"),
-			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
-			log, _ := os.ReadFile(filepath.Join(p.Dir, "postgres.log"))
-			return "", fmt.Errorf("start the perf server: %w\n%s", err, tail(string(log), 2000))
+		if p.HugePages {
+			// Reserved before the start, from the settings the server
+			// starts with: one start, not a start and a restart on them.
+			if err := p.reserveHugePages(ctx); err != nil {
+				return "", err
+			}
+			onHuge = true
+		} else {
+			p.logf("perf-pg: starting PostgreSQL in %s on 127.0.0.1:%d", p.data(), p.Port)
+			if err := p.pgctl(ctx, "start", "-w", "-t", "120", "-l", filepath.Join(p.Dir, "postgres.log"),
+				"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
+				log, _ := os.ReadFile(filepath.Join(p.Dir, "postgres.log"))
+				return "", fmt.Errorf("start the perf server: %w\n%s", err, tail(string(log), 2000))
+			}
 		}
 	}
 	conn, err := pgx.Connect(ctx, p.URL())
@@ -122,19 +133,32 @@ func (p PerfServer) Up(ctx context.Context, profile string) (string, error) {
 			}
 			p.warnf(memoryWarning(wanted, avail))
 		}
-		p.logf("perf-pg: restarting for %s", strings.Join(res.RestartNeeded, ", "))
-		if err := p.pgctl(ctx, "restart", "-w", "-t", "120", "-m", "fast", "-l", filepath.Join(p.Dir, "postgres.log"),
-			"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
-			return "", fmt.Errorf("restart the perf server: %w", err)
+		if p.HugePages {
+			// Stopped here, started by reserveHugePages below on the
+			// pages the new settings need.
+			p.logf("perf-pg: stopping PostgreSQL for %s", strings.Join(res.RestartNeeded, ", "))
+			if err := p.pgctl(ctx, "stop", "-w", "-m", "fast"); err != nil {
+				return "", fmt.Errorf("stop the perf server: %w", err)
+			}
+			onHuge = false
+		} else {
+			p.logf("perf-pg: restarting for %s", strings.Join(res.RestartNeeded, ", "))
+			if err := p.pgctl(ctx, "restart", "-w", "-t", "120", "-m", "fast", "-l", filepath.Join(p.Dir, "postgres.log"),
+				"-o", "-p "+strconv.Itoa(p.Port)); err != nil {
+				return "", fmt.Errorf("restart the perf server: %w", err)
+			}
 		}
 	}
-	if p.HugePages {
+	switch {
+	case p.HugePages && !onHuge:
 		if err := p.reserveHugePages(ctx); err != nil {
 			return "", err
 		}
-	} else if _, err := os.Stat(filepath.Join(p.Dir, hugePagesFile)); errors.Is(err, os.ErrNotExist) {
-		h, ok := readHugePages()
-		p.warnf(hugePagesWarning(wanted, h, ok))
+	case !p.HugePages:
+		if _, err := os.Stat(filepath.Join(p.Dir, hugePagesFile)); errors.Is(err, os.ErrNotExist) {
+			h, ok := readHugePages()
+			p.warnf(hugePagesWarning(wanted, h, ok))
+		}
 	}
 	url := p.URL()
 	if err := os.WriteFile(filepath.Join(p.Dir, "url"), []byte(url+"\n"), 0o644); err != nil {

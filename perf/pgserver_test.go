@@ -5,6 +5,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -83,4 +85,77 @@ func TestPerfServerUpDown(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist)
 	_, err = srv.Up(ctx, "nosuch")
 	require.ErrorContains(t, err, "unknown profile")
+}
+
+// TestPerfServerStartsOnceOnHugePages: Up --huge-pages on a stopped server
+// reserves the pages its settings need before starting it, and starts it
+// once (it used to start it, stop it and start it again on them); Stop
+// gives the pages back. It changes vm.nr_hugepages, so it runs only as
+// root on a kernel with huge pages.
+func TestPerfServerStartsOnceOnHugePages(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("reserving huge pages needs root")
+	}
+	f, err := os.OpenFile("/proc/sys/vm/nr_hugepages", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("vm.nr_hugepages not writable here: %v", err)
+	}
+	require.NoError(t, f.Close())
+	total := func() int64 {
+		t.Helper()
+		b, err := os.ReadFile("/proc/meminfo")
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == "HugePages_Total:" {
+				n, err := strconv.ParseInt(f[1], 10, 64)
+				require.NoError(t, err)
+				return n
+			}
+		}
+		t.Skip("no huge pages in /proc/meminfo")
+		return 0
+	}
+	before := total()
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	srv := perf.PerfServer{Dir: filepath.Join(dir, "perf-pg"), Port: port}
+	t.Cleanup(func() { _ = srv.Down(context.Background()) })
+	starts := func() int {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(srv.Dir, "postgres.log"))
+		require.NoError(t, err)
+		return strings.Count(string(b), "database system is ready to accept connections")
+	}
+
+	// The profile's settings applied once, then the server stopped.
+	_, err = srv.Up(ctx, "dev")
+	require.NoError(t, err)
+	require.NoError(t, srv.Stop(ctx))
+	was := starts()
+
+	srv.HugePages = true
+	url, err := srv.Up(ctx, "dev")
+	require.NoError(t, err)
+	require.Equal(t, was+1, starts(), "one start on the huge pages")
+	_, err = os.Stat(filepath.Join(srv.Dir, "hugepages"))
+	require.NoError(t, err, "the pages reserved are noted for Stop")
+	require.Greater(t, total(), before, "pages reserved")
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	require.NoError(t, conn.Close(ctx))
+
+	again, err := srv.Up(ctx, "dev")
+	require.NoError(t, err, "up on a running server on its pages")
+	require.Equal(t, url, again)
+	require.Equal(t, was+1, starts(), "no restart of a server already on its pages")
+
+	require.NoError(t, srv.Stop(ctx))
+	require.Equal(t, before, total(), "Stop gives the pages back")
 }

@@ -41,7 +41,7 @@ func run() error {
 	dir := fs.String("dir", perf.DefaultPerfDir, "directory of the server (data in DIR/data)")
 	port := fs.Int("port", perf.DefaultPerfPort, "port on 127.0.0.1")
 	profile := fs.String("profile", "1m", "storage profile (storage apply --profile): dev, 1m or 10m")
-	hugePages := fs.Bool("huge-pages", false, "up: reserve the huge pages the server's shared memory needs (root; vm.nr_hugepages) and restart it on them; stop and down give them back")
+	hugePages := fs.Bool("huge-pages", false, "up: reserve the huge pages the server's shared memory needs (root; vm.nr_hugepages) and start it on them (a running one is restarted); stop and down give them back")
 	_ = fs.Parse(os.Args[2:])
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -126,6 +126,17 @@ func TestSearchRanksEveryMatch(t *testing.T) {
 		require.Equal(t, want, keys(res))
 		require.Equal(t, count(f.branch, "steel"), res.Ranked)
 	}
+	// With own matches, ranked counts them beside the base's.
+	ov.commit("carol", "", put("Part", "P-90", map[string]any{"name": "Part steel steel new"}))
+	for _, limit := range []int{3, 40} {
+		res, err = f.r.Search(f.ctx, f.domain, "ov", reads.SearchQuery{Q: "steel", Limit: limit})
+		require.NoError(t, err)
+		if limit == 40 {
+			require.Contains(t, keys(res), "P-90")
+		}
+		require.Equal(t, 1, count(ov.branch, "steel"))
+		require.Equal(t, count(f.branch, "steel")+1, res.Ranked, "limit %d", limit)
+	}
 
 	// Another Domain's postings stay out.
 	g := newFixture(t, s, "ranking-other")

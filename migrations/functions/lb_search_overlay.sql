@@ -168,7 +168,7 @@ BEGIN
                                             WHERE l.domain_id = d AND l.branch_id = base AND l.word = words[1]), 0)
                             ELSE 0 END
                        + (SELECT count(*) FROM chg)::int
-                       + (SELECT count(*) FROM mat_search_words s WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1])::int AS total)
+                       + coalesce((SELECT l.records FROM mat_lexicon l WHERE l.domain_id = d AND l.branch_id = ov AND l.word = words[1]), 0) AS total)
             SELECT v.key AS k, coalesce(om.kind::text, bm.kind::text, v.kind) AS kind, coalesce(om.title, bm.title, v.title) AS title,
                    v.score AS s, x.settled, x.total
               FROM x
@@ -297,7 +297,7 @@ BEGIN
         -- One word, one lexeme: the overlay's best p_limit own matches
         -- from its postings best first (only they can be in the answer), as
         -- a branch reads its own, and the base's changed keys that match;
-        -- the overlay's matches counted from its postings.
+        -- the overlay's matches counted from its lexicon.
         SELECT array_agg(z.key ORDER BY z.key), array_agg(z.kind ORDER BY z.key), array_agg(z.title ORDER BY z.key),
                array_agg(z.score ORDER BY z.key), array_agg(1 ORDER BY z.key), count(*) FILTER (WHERE z.changed)
           INTO o_key, o_kind, o_title, o_score, o_matched, o_n
@@ -309,7 +309,7 @@ BEGIN
                 UNION ALL
                 SELECT c.key, c.kind, c.title, ts_rank(c.search, or_q), true
                   FROM lb_search_overlay_changed(d, ov, base, cs[2], or_q, lb_search_lexemes(words, corrs), katts, p_kind) c) z;
-        o_n := o_n + (SELECT count(*) FROM mat_search_words s WHERE s.domain_id = d AND s.branch_id = ov AND s.word = words[1]);
+        o_n := o_n + coalesce((SELECT l.records FROM mat_lexicon l WHERE l.domain_id = d AND l.branch_id = ov AND l.word = words[1]), 0);
         o_full := o_n;
     ELSIF nt = 1 AND coalesce(p_kind, '') = ''
           AND terms[1]::text = (SELECT string_agg(lb_lexeme(v), ' | ') FROM unnest(tw) v)::tsquery::text THEN

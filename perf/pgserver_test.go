@@ -15,9 +15,10 @@ import (
 	"github.com/lorebase/lorebase/perf"
 )
 
-func TestPerfServerUpDown(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// newPerfServer is a perf server in sub of a directory of the test's, on
+// a free port, taken down when the test ends.
+func newPerfServer(t *testing.T, sub string) *perf.PerfServer {
+	t.Helper()
 	dir := t.TempDir()
 	// The postgres user runs the server when the tests run as root.
 	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
@@ -26,8 +27,16 @@ func TestPerfServerUpDown(t *testing.T) {
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	require.NoError(t, l.Close())
-	srv := perf.PerfServer{Dir: filepath.Join(dir, "nested", "perf-pg"), Port: port}
+	srv := &perf.PerfServer{Dir: filepath.Join(dir, sub), Port: port}
 	t.Cleanup(func() { _ = srv.Down(context.Background()) })
+	return srv
+}
+
+func TestPerfServerUpDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := newPerfServer(t, filepath.Join("nested", "perf-pg"))
+	port := srv.Port
 
 	url, err := srv.Up(ctx, "dev")
 	require.NoError(t, err)
@@ -118,15 +127,7 @@ func TestPerfServerStartsOnceOnHugePages(t *testing.T) {
 	}
 	before := total()
 	ctx := context.Background()
-	dir := t.TempDir()
-	require.NoError(t, os.Chmod(filepath.Dir(dir), 0o755))
-	require.NoError(t, os.Chmod(dir, 0o755))
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	srv := perf.PerfServer{Dir: filepath.Join(dir, "perf-pg"), Port: port}
-	t.Cleanup(func() { _ = srv.Down(context.Background()) })
+	srv := newPerfServer(t, "perf-pg")
 	starts := func() int {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(srv.Dir, "postgres.log"))

@@ -210,11 +210,10 @@ SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, ''), NULL, NULL,
 //     version at or before it), the rule of lb_record_say over the levels
 //     lb_levels and lb_level_cuts give, exactly as lb_get answers.
 //
-// The branch and its base come from one read of refs (b, the base NULL
-// for any other branch), and the base is probed only when the branch has
-// no row of its own for the key: at most two primary-key probes of
-// mat_records and, for a Record the base changed after the fork, one of
-// the history. Key and name equalities are leakproof, so under row-level
+// The branch is b and its base bl (baseLevelCTE, as the history page
+// reads them), and the base is probed only when the branch has no row of
+// its own for the key: at most two primary-key probes of mat_records and,
+// for a Record the base changed after the fork, one of the history. Key and name equalities are leakproof, so under row-level
 // security it keeps its primary-key plans, and pgx prepares it once per
 // connection, so it is never planned again. Every other case (a deeper
 // chain of overlays, a missing branch) falls back to lb_get, which the
@@ -222,32 +221,29 @@ SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, ''), NULL, NULL,
 // Its plan names the history's partitions even when it does not read
 // them, so a branch that owns its rows is read by getOwnedSQL.
 const getLevelsSQL = `WITH b AS MATERIALIZED (
-SELECT b.id, b.head_seq, b.mode = 'copy' AND b.state = 'ready' AS owns,
-       x.id AS base, least(b.head_seq, coalesce(b.fork_seq, 0)) AS cut
-  FROM refs b
-  LEFT JOIN refs x ON x.domain_id = lb_domain() AND x.id = b.base_id AND (b.mode = 'overlay' OR b.state = 'copying')
-        AND (x.base_id IS NULL OR NOT (x.mode = 'overlay' OR x.state = 'copying'))
- WHERE b.domain_id = lb_domain() AND b.name = $1 AND b.state <> 'deleting'),
+SELECT id, head_seq, mode, state, base_id, fork_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
+ WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'),
+` + baseLevelCTE + `,
 u AS MATERIALIZED (
 SELECT m.key::text, m.kind::text, m.title, m."values", m.seq, m.deleted
   FROM b
   JOIN mat_records m ON m.domain_id = $3::int AND m.branch_id = b.id AND m.key = $2
- WHERE b.owns OR b.base IS NOT NULL),
+ WHERE b.owns OR EXISTS (SELECT 1 FROM bl)),
 r AS (
 SELECT * FROM u
 UNION ALL
 SELECT m.key::text,
-       CASE WHEN m.seq <= b.cut THEN m.kind ELSE h.kind END::text,
-       CASE WHEN m.seq <= b.cut THEN m.title ELSE h.title END,
-       CASE WHEN m.seq <= b.cut THEN m."values" ELSE h."values" END,
-       CASE WHEN m.seq <= b.cut THEN m.seq ELSE h.seq END,
-       CASE WHEN m.seq <= b.cut THEN m.deleted ELSE h.op = 'delete' END
-  FROM b
-  JOIN mat_records m ON m.domain_id = $3::int AND m.branch_id = b.base AND m.key = $2
+       CASE WHEN m.seq <= bl.cut THEN m.kind ELSE h.kind END::text,
+       CASE WHEN m.seq <= bl.cut THEN m.title ELSE h.title END,
+       CASE WHEN m.seq <= bl.cut THEN m."values" ELSE h."values" END,
+       CASE WHEN m.seq <= bl.cut THEN m.seq ELSE h.seq END,
+       CASE WHEN m.seq <= bl.cut THEN m.deleted ELSE h.op = 'delete' END
+  FROM bl
+  JOIN mat_records m ON m.domain_id = $3::int AND m.branch_id = bl.id AND m.key = $2
   LEFT JOIN LATERAL (SELECT h.op, h.kind, h.title, h."values", h.seq FROM mat_history h
-         WHERE m.seq > b.cut AND h.domain_id = $3::int AND h.branch_id = b.base AND h.key = m.key AND h.seq <= b.cut
+         WHERE m.seq > bl.cut AND h.domain_id = $3::int AND h.branch_id = bl.id AND h.key = m.key AND h.seq <= bl.cut
          ORDER BY h.seq DESC LIMIT 1) h ON true
- WHERE NOT EXISTS (SELECT 1 FROM u) AND (m.seq <= b.cut OR h.seq IS NOT NULL))
+ WHERE NOT EXISTS (SELECT 1 FROM u) AND (m.seq <= bl.cut OR h.seq IS NOT NULL))
 SELECT r.key, r.kind, r.title, r."values",
        coalesce((SELECT rv.id FROM revisions rv WHERE rv.domain_id = lb_domain() AND rv.seq = r.seq), '') AS revision,
        b.id, b.head_seq, b.owns
@@ -255,7 +251,7 @@ SELECT r.key, r.kind, r.title, r."values",
   LEFT JOIN r ON NOT r.deleted
 UNION ALL
 SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, ''), NULL, NULL, NULL FROM lb_get($1, $2, NULL) g
- WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns OR b.base IS NOT NULL)`
+ WHERE NOT EXISTS (SELECT 1 FROM b WHERE b.owns) AND NOT EXISTS (SELECT 1 FROM bl)`
 
 // baseLevelCTE is the common table expression bl of the plain-SQL reads:
 // the base level of branch b (a CTE of the reading statement: its refs

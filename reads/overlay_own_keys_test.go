@@ -1,7 +1,6 @@
 package reads_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -75,24 +74,19 @@ func TestOverlayMisspelledWordSortsItsOwnMatches(t *testing.T) {
 			continue
 		}
 		seen++
-		var plan struct {
-			Plan map[string]any `json:"Plan"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(p[strings.Index(p, "{"):]), &plan))
 		sorts := 0
-		var walk func(n map[string]any)
-		walk = func(n map[string]any) {
-			require.NotEqual(t, "Hashed", n["Strategy"], "a hash aggregate: %s", p)
-			require.NotEqual(t, "Hash", n["Node Type"], "a hash: %s", p)
-			if n["Node Type"] == "Sort" {
+		var walk func(n pgtest.PlanNode)
+		walk = func(n pgtest.PlanNode) {
+			require.NotEqual(t, "Hashed", n.Strategy, "a hash aggregate: %s", p)
+			require.NotEqual(t, "Hash", n.Type, "a hash: %s", p)
+			if n.Type == "Sort" {
 				sorts++
 			}
-			children, _ := n["Plans"].([]any)
-			for _, c := range children {
-				walk(c.(map[string]any))
+			for _, c := range n.Plans {
+				walk(c)
 			}
 		}
-		walk(plan.Plan)
+		walk(e.Plan)
 		require.Positive(t, sorts, "the own matches sorted: %s", p)
 	}
 	require.Positive(t, seen, "the overlay's own matches of a misspelled word were not read by lb_search_overlay_own_keys")

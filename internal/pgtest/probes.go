@@ -14,6 +14,7 @@ type PlanNode struct {
 	Relation  string     `json:"Relation Name"`
 	Index     string     `json:"Index Name"`
 	IndexCond string     `json:"Index Cond"`
+	Strategy  string     `json:"Strategy"`
 	Loops     float64    `json:"Actual Loops"`
 	Plans     []PlanNode `json:"Plans"`
 }

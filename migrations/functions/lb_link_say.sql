@@ -1,6 +1,8 @@
 -- lb_link_say is lb_record_say for the Link (f, rel, t): the say of one
 -- level (branch b as of seq c), from its mat_links row at or before the cut
 -- or else its newest mat_link_history row at or before the cut.
+-- lb_link_hop decides the bottom level's Links by the same rule written
+-- out over the rows it has read, rather than looking each up again here.
 CREATE OR REPLACE FUNCTION lb_link_say(d integer, b integer, c bigint, f text, rel text, t text)
  RETURNS TABLE(present boolean, from_key text, relation text, to_key text, origin "char")
  LANGUAGE sql

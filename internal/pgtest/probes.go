@@ -10,13 +10,20 @@ import (
 
 // PlanNode is a node of a plan in EXPLAIN's JSON format.
 type PlanNode struct {
-	Type      string     `json:"Node Type"`
-	Relation  string     `json:"Relation Name"`
-	Index     string     `json:"Index Name"`
-	IndexCond string     `json:"Index Cond"`
-	Strategy  string     `json:"Strategy"`
-	Loops     float64    `json:"Actual Loops"`
-	Plans     []PlanNode `json:"Plans"`
+	Type      string  `json:"Node Type"`
+	Relation  string  `json:"Relation Name"`
+	Index     string  `json:"Index Name"`
+	IndexCond string  `json:"Index Cond"`
+	Strategy  string  `json:"Strategy"`
+	Alias     string  `json:"Alias"`
+	Loops     float64 `json:"Actual Loops"`
+	// Rows is the rows the node returned a loop, on average.
+	Rows float64 `json:"Actual Rows"`
+	// SharedHit and SharedRead are the node's shared buffers (reported
+	// when auto_explain.log_buffers is on).
+	SharedHit  float64    `json:"Shared Hit Blocks"`
+	SharedRead float64    `json:"Shared Read Blocks"`
+	Plans      []PlanNode `json:"Plans"`
 }
 
 // Explained is one plan auto_explain reported in JSON (auto_explain's

@@ -184,8 +184,12 @@ BEGIN
                            SELECT chg.key, chg.score, 2, chg.kind, chg.title FROM chg) y
                     ORDER BY y.score DESC, y.key COLLATE "C"
                     LIMIT p_limit) v ON x.settled
-              LEFT JOIN mat_records om ON v.own = 1 AND om.domain_id = d AND om.branch_id = ov AND om.key = v.key
-              LEFT JOIN mat_records bm ON v.own = 0 AND bm.domain_id = d AND bm.branch_id = base AND bm.key = v.key
+              LEFT JOIN LATERAL (
+                   SELECT om.kind, om.title FROM mat_records om
+                    WHERE v.own = 1 AND om.domain_id = d AND om.branch_id = ov AND om.key = v.key LIMIT 1) om ON true
+              LEFT JOIN LATERAL (
+                   SELECT bm.kind, bm.title FROM mat_records bm
+                    WHERE v.own = 0 AND bm.domain_id = d AND bm.branch_id = base AND bm.key = v.key LIMIT 1) bm ON true
              ORDER BY v.score DESC, v.key COLLATE "C"
         LOOP
             settled := r.settled;

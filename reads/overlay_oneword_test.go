@@ -1,0 +1,110 @@
+package reads_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lorebase/lorebase/internal/pgtest"
+	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
+)
+
+// TestOverlayOneWordReadsEachAnswerOnce: an overlay's one-word search
+// (lb_search_overlay's static statement) reads each Record of its answer
+// from the level that holds it, its kind and title, and probes the other
+// level for none: a base Record is not looked up in the overlay's rows
+// again (whether the overlay holds it was decided before the limit), nor
+// an own Record in the base's. Main holds 200 Parts naming bracket, the
+// overlay 40 Parts of its own (so its own keys are probed, not listed),
+// some naming bracket, one naming spindle, which main has none of; the
+// answers are the copy's.
+func TestOverlayOneWordReadsEachAnswerOnce(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "overlay-one-word")
+	var cs []change
+	for i := 0; i < 200; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("B-%03d", i), map[string]any{
+			"name": []string{"Part bracket", "Part bracket bracket", "Part bracket steel"}[i%3]}))
+	}
+	f.commit("alice", "", cs...)
+	ov := f.fork("ov", "overlay", revInfo{})
+	cs = nil
+	for i := 0; i < 40; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("O-%02d", i), map[string]any{
+			"name": []string{"Part bracket", "Part other", "Part plate", "Part ring"}[i%4]}))
+	}
+	cs = append(cs, put("Part", "O-spindle", map[string]any{"name": "Part spindle"}))
+	ov.commit("agent", "", cs...)
+	readyCopy(ov, "ref")
+
+	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
+	_, err := conn.Exec(f.ctx, `SET auto_explain.log_buffers = on`)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		word string
+		// the level every answer comes from, and the other
+		from, other string
+	}{
+		{"bracket", "bm", "om"},
+		{"spindle", "om", "bm"},
+	} {
+		t.Run(tc.word, func(t *testing.T) {
+			sq := reads.SearchQuery{Q: tc.word, Limit: 10}
+			want, err := f.r.Search(f.ctx, f.domain, "ref", sq)
+			require.NoError(t, err)
+			require.NotEmpty(t, want.Results)
+			var keys []string
+			require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+				if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+					return err
+				}
+				plans()
+				rows, err := tx.Query(f.ctx, `SELECT key FROM lb_search('ov', $1, '', $2) WHERE match <> 'corrections'`, sq.Q, sq.Limit)
+				if err != nil {
+					return err
+				}
+				keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				return err
+			}))
+			wantKeys := make([]string, len(want.Results))
+			for i, r := range want.Results {
+				wantKeys[i] = r.Key
+				require.Equal(t, tc.from == "om", strings.HasPrefix(r.Key, "O-"), "answer %s", r.Key)
+			}
+			require.Equal(t, wantKeys, keys, "the overlay's answer is the copy's")
+
+			seen := 0
+			for _, p := range plans() {
+				e, err := pgtest.ParseExplained(p)
+				require.NoError(t, err)
+				if !strings.Contains(e.Query, "WITH bw AS") || !strings.Contains(e.Query, "FROM mat_records om") {
+					continue
+				}
+				seen++
+				read := map[string]float64{}
+				var walk func(n pgtest.PlanNode)
+				walk = func(n pgtest.PlanNode) {
+					if strings.HasPrefix(n.Relation, "mat_records") {
+						for _, a := range []string{"om", "bm"} {
+							if n.Alias == a || strings.HasPrefix(n.Alias, a+"_") {
+								read[a] += n.SharedHit + n.SharedRead
+							}
+						}
+					}
+					for _, c := range n.Plans {
+						walk(c)
+					}
+				}
+				walk(e.Plan)
+				require.Positive(t, read[tc.from], "the answer's rows read: %s", p)
+				require.Zero(t, read[tc.other], "the other level probed for the answer's keys: %s", p)
+			}
+			require.Equal(t, 1, seen, "the one-word statement of lb_search_overlay ran once")
+		})
+	}
+}

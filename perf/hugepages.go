@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -148,7 +149,7 @@ func (p PerfServer) reserveHugePages(ctx context.Context) error {
 		}
 		if got < add {
 			// Memory in use or too fragmented: give back what was taken.
-			if err := p.releaseHugePages(); err != nil {
+			if err := p.releaseHugePages(ctx); err != nil {
 				return err
 			}
 			return fmt.Errorf("--huge-pages: the kernel reserved %d of the %d huge pages of %s asked for (memory in use or fragmented, the clean page cache dropped: stop other servers or programs first)",
@@ -254,9 +255,17 @@ func notedHugePages(path string) (int64, error) {
 	return n, nil
 }
 
+// releaseWait is how long releaseHugePages waits for the kernel's count
+// to come down: pg_ctl's stop returns once the postmaster has removed its
+// pid file, and the processes' mappings of the shared memory may outlive
+// it by a moment; the kernel keeps pages still mapped as surplus and frees
+// them when they are unmapped.
+const releaseWait = 10 * time.Second
+
 // releaseHugePages gives back the huge pages noted as reserved for the
-// server (Stop, once it has stopped): the kernel's count less them.
-func (p PerfServer) releaseHugePages() error {
+// server (Stop, once it has stopped): the kernel's count less them. It
+// waits, up to releaseWait, for the count to reach that.
+func (p PerfServer) releaseHugePages(ctx context.Context) error {
 	path := filepath.Join(p.Dir, hugePagesFile)
 	n, err := notedHugePages(path)
 	if err != nil || n == 0 {
@@ -266,11 +275,28 @@ func (p PerfServer) releaseHugePages() error {
 	if !ok {
 		return errors.New("release huge pages: /proc/meminfo gives no huge page counts")
 	}
-	if err := os.WriteFile(nrHugePages, []byte(strconv.FormatInt(max(h.Total-n, 0), 10)), 0o644); err != nil {
+	want := max(h.Total-n, 0)
+	if err := os.WriteFile(nrHugePages, []byte(strconv.FormatInt(want, 10)), 0o644); err != nil {
 		return fmt.Errorf("release %d huge pages: %w", n, err)
 	}
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("release huge pages: %w", err)
+	}
+	deadline := time.Now().Add(releaseWait)
+	for {
+		h, ok = readHugePages()
+		if !ok || h.Total <= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			p.logf("perf-pg: %d huge pages still mapped after %s: the kernel frees them when they are unmapped", h.Total-want, releaseWait)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 	p.logf("perf-pg: released %d huge pages", n)
 	return nil

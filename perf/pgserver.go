@@ -338,7 +338,7 @@ func (p PerfServer) Stop(ctx context.Context) error {
 			return fmt.Errorf("stop the perf server: %w", err)
 		}
 	}
-	return p.releaseHugePages()
+	return p.releaseHugePages(ctx)
 }
 
 // Down stops the server and deletes Dir, seed databases included. A Dir

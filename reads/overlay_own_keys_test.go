@@ -41,30 +41,9 @@ func TestOverlayMisspelledWordSortsItsOwnMatches(t *testing.T) {
 	_, err := s.Pool.Exec(f.ctx, `ANALYZE mat_search_words`)
 	require.NoError(t, err)
 
-	sq := reads.SearchQuery{Q: "gaskte", Limit: 20}
-	want, err := f.r.Search(f.ctx, f.domain, "ref", sq)
-	require.NoError(t, err)
-	require.NotEmpty(t, want.Corrections, "gaskte is corrected")
-
 	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
-	var keys []string
-	require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
-		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-			return err
-		}
-		plans()
-		rows, err := tx.Query(f.ctx, `SELECT key FROM lb_search('ov', $1, '', $2) WHERE match <> 'corrections'`, sq.Q, sq.Limit)
-		if err != nil {
-			return err
-		}
-		keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		return err
-	}))
-	wantKeys := make([]string, len(want.Results))
-	for i, r := range want.Results {
-		wantKeys[i] = r.Key
-	}
-	require.Equal(t, wantKeys, keys, "the overlay's answer is the copy's")
+	want := searchOverlayAsCopy(t, f, conn, plans, reads.SearchQuery{Q: "gaskte", Limit: 20})
+	require.NotEmpty(t, want.Corrections, "gaskte is corrected")
 
 	seen := 0
 	for _, p := range plans() {
@@ -90,4 +69,33 @@ func TestOverlayMisspelledWordSortsItsOwnMatches(t *testing.T) {
 		require.Positive(t, sorts, "the own matches sorted: %s", p)
 	}
 	require.Positive(t, seen, "the overlay's own matches of a misspelled word were not read by lb_search_overlay_own_keys")
+}
+
+// searchOverlayAsCopy searches the overlay "ov" by lb_search on conn, scoped
+// to f's Domain as lorebase_app is, once the plans reported so far are
+// forgotten, and requires the keys its ready copy "ref" answers, in order.
+// It returns the copy's answer.
+func searchOverlayAsCopy(t *testing.T, f *fixture, conn *pgx.Conn, plans func() []string, sq reads.SearchQuery) *reads.SearchResults {
+	t.Helper()
+	want, err := f.r.Search(f.ctx, f.domain, "ref", sq)
+	require.NoError(t, err)
+	var keys []string
+	require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
+		if err := store.Scope(f.ctx, tx, f.domain); err != nil {
+			return err
+		}
+		plans()
+		rows, err := tx.Query(f.ctx, `SELECT key FROM lb_search('ov', $1, '', $2) WHERE match <> 'corrections'`, sq.Q, sq.Limit)
+		if err != nil {
+			return err
+		}
+		keys, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	wantKeys := make([]string, len(want.Results))
+	for i, r := range want.Results {
+		wantKeys[i] = r.Key
+	}
+	require.Equal(t, wantKeys, keys, "the overlay's answer is the copy's")
+	return want
 }

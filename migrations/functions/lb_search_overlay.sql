@@ -134,7 +134,11 @@ BEGIN
         -- whether the overlay decides each key, the overlay's best p_limit
         -- postings and the base's changed keys that match, merged by rank
         -- and key; only the p_limit kept are joined to their rows (a
-        -- posting is always of a present row: lb_search_words_apply). The
+        -- posting is always of a present row: lb_search_words_apply), each
+        -- in its own level alone (a lateral probe whose level test runs
+        -- before it: as a join condition the test ran after a probe of
+        -- both levels, and a plan made on small statistics hashed the
+        -- base's whole branch for it). The
         -- first row tells whether the loop below would have stopped after
         -- its first call (the base listed all its matches, or enough of
         -- them are kept): then these rows are the answer; otherwise none

@@ -213,13 +213,14 @@ SELECT g.key, g.kind, g.title, g."values", coalesce(g.revision, ''), NULL, NULL,
 // The branch is b and its base bl (baseLevelCTE, as the history page
 // reads them), and the base is probed only when the branch has no row of
 // its own for the key: at most two primary-key probes of mat_records and,
-// for a Record the base changed after the fork, one of the history. Key and name equalities are leakproof, so under row-level
-// security it keeps its primary-key plans, and pgx prepares it once per
-// connection, so it is never planned again. Every other case (a deeper
-// chain of overlays, a missing branch) falls back to lb_get, which the
-// one-time NOT EXISTS filter runs only then: one round trip either way.
-// Its plan names the history's partitions even when it does not read
-// them, so a branch that owns its rows is read by getOwnedSQL.
+// for a Record the base changed after the fork, one of the history. Key
+// and name equalities are leakproof, so under row-level security it keeps
+// its primary-key plans, and pgx prepares it once per connection, so it is
+// never planned again. Every other case (a deeper chain of overlays, a
+// missing branch) falls back to lb_get, which the one-time NOT EXISTS
+// filter runs only then: one round trip either way. Its plan names the
+// history's partitions even when it does not read them, so a branch that
+// owns its rows is read by getOwnedSQL.
 const getLevelsSQL = `WITH b AS MATERIALIZED (
 SELECT id, head_seq, mode, state, base_id, fork_seq, mode = 'copy' AND state = 'ready' AS owns FROM refs
  WHERE domain_id = lb_domain() AND name = $1 AND state <> 'deleting'),

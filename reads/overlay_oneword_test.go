@@ -67,20 +67,13 @@ func TestOverlayOneWordReadsEachAnswerOnce(t *testing.T) {
 				}
 				seen++
 				read := map[string]float64{}
-				var walk func(n pgtest.PlanNode)
-				walk = func(n pgtest.PlanNode) {
-					if strings.HasPrefix(n.Relation, "mat_records") {
-						for _, a := range []string{"om", "bm"} {
-							if n.Alias == a || strings.HasPrefix(n.Alias, a+"_") {
-								read[a] += n.SharedHit + n.SharedRead
-							}
+				for _, n := range pgtest.NodesOn(e.Plan, "mat_records") {
+					for _, a := range []string{"om", "bm"} {
+						if n.Alias == a || strings.HasPrefix(n.Alias, a+"_") {
+							read[a] += n.SharedHit + n.SharedRead
 						}
 					}
-					for _, c := range n.Plans {
-						walk(c)
-					}
 				}
-				walk(e.Plan)
 				require.Positive(t, read[tc.from], "the answer's rows read: %s", p)
 				require.Zero(t, read[tc.other], "the other level probed for the answer's keys: %s", p)
 			}

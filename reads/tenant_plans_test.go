@@ -105,30 +105,13 @@ func TestKeptPlansOfAnotherDomainProbeByKey(t *testing.T) {
 		})
 	}
 	// The search statements, on the same connection.
-	search := func(f *fixture, branch, q string) int {
-		t.Helper()
-		n := 0
-		require.NoError(t, pgx.BeginFunc(f.ctx, conn, func(tx pgx.Tx) error {
-			if err := store.Scope(f.ctx, tx, f.domain); err != nil {
-				return err
-			}
-			rows, err := tx.Query(f.ctx, `SELECT key FROM lb_search($1, $2, '', 20) WHERE match <> 'corrections'`, branch, q)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				n++
-			}
-			return rows.Err()
-		}))
-		return n
-	}
+	const search = `SELECT key FROM lb_search($1, $2, '', 20) WHERE match <> 'corrections'`
 	for _, q := range []string{"part", "prat", "w1", "part w1", "part w1 w2"} {
 		for _, branch := range []string{"main", "ov"} {
 			t.Run(q+" on "+branch, func(t *testing.T) {
-				search(small, branch, q)
+				read(small, search, branch, q)
 				plans()
-				require.Positive(t, search(big, branch, q))
+				read(big, search, branch, q)
 				ran := 0
 				for _, p := range plans() {
 					e, err := pgtest.ParseExplained(p)

@@ -137,8 +137,8 @@ BEGIN
         -- posting is always of a present row: lb_search_words_apply), each
         -- in its own level alone (a lateral probe whose level test runs
         -- before it: as a join condition the test ran after a probe of
-        -- both levels, and a plan made on small statistics hashed the
-        -- base's whole branch for it). The
+        -- both levels, and a plan made on small statistics read each
+        -- level's whole branch once an answer). The
         -- first row tells whether the loop below would have stopped after
         -- its first call (the base listed all its matches, or enough of
         -- them are kept): then these rows are the answer; otherwise none

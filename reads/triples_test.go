@@ -1,6 +1,7 @@
 package reads_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -119,40 +120,67 @@ func TestSearchTriples(t *testing.T) {
 		complete bool
 		reads    int
 	}
-	triples := func(w [3]string, limit, small, count, maxPlateaus, budget int) triplesOut {
+	// rows: 0 reads every plateau read whole from its rows
+	// (lb_search_triple_plateau), 1<<30 none (lb_search_triple_top).
+	triplesRows := func(w [3]string, limit, small, count, maxPlateaus, budget, rows int) triplesOut {
 		var o triplesOut
-		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, reads FROM lb_search_triples($1, $2, $3, $4, $5, $6, $7, $8)`,
-			f.domain, f.branch, w[:], limit, small, count, maxPlateaus, budget).Scan(&o.keys, &o.scores, &o.complete, &o.reads))
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, reads FROM lb_search_triples($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			f.domain, f.branch, w[:], limit, small, count, maxPlateaus, budget, rows).Scan(&o.keys, &o.scores, &o.complete, &o.reads))
 		return o
+	}
+	triples := func(w [3]string, limit, small, count, maxPlateaus, budget int) triplesOut {
+		return triplesRows(w, limit, small, count, maxPlateaus, budget, 1000)
 	}
 	for _, w := range [][3]string{{"alpha", "beta", "gamma"}, {"gamma", "alpha", "beta"}, {"beta", "gamma", "alpha"}} {
 		sums := tripleSums(t, s, f, w)
 		require.Greater(t, len(sums), 50)
 		// Plateaus read whole up to 0, 64 and every posting (small); the
 		// others merged or read whole by their sizes counted up to 1, 16
-		// or 4096 (count).
+		// or 4096 (count); a plateau read whole from its rows or from the
+		// AND with the other words' tokens (rows).
 		for _, small := range []int{0, 64, 100000} {
 			for _, count := range []int{1, 16, 4096} {
 				for _, limit := range []int{1, 7, 20, 150, len(sums), len(sums) + 5} {
-					o := triples(w, limit, small, count, 256, 1<<30)
-					at := fmt.Sprintf("%v small %d count %d limit %d", w, small, count, limit)
-					require.NotNil(t, o.keys, at)
-					require.Len(t, o.keys, min(limit, len(sums)), at)
-					if limit != len(sums) {
-						require.Equal(t, limit > len(sums), o.complete, at)
-					}
-					require.Len(t, slices.Compact(slices.Sorted(slices.Values(o.keys))), len(o.keys), "a Record read twice: %s", at)
-					for i, k := range o.keys {
-						require.InDelta(t, sums[i], o.scores[i], 1e-6, "%s: %d-th best", at, i)
-						got := f.strings(`SELECT (sum(score::float8))::text FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2
+					for _, rows := range []int{0, 1 << 30} {
+						o := triplesRows(w, limit, small, count, 256, 1<<30, rows)
+						at := fmt.Sprintf("%v small %d count %d limit %d rows %d", w, small, count, limit, rows)
+						require.NotNil(t, o.keys, at)
+						require.Len(t, o.keys, min(limit, len(sums)), at)
+						if limit != len(sums) {
+							require.Equal(t, limit > len(sums), o.complete, at)
+						}
+						require.Len(t, slices.Compact(slices.Sorted(slices.Values(o.keys))), len(o.keys), "a Record read twice: %s", at)
+						for i, k := range o.keys {
+							require.InDelta(t, sums[i], o.scores[i], 1e-6, "%s: %d-th best", at, i)
+							got := f.strings(`SELECT (sum(score::float8))::text FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2
 							AND key = $3 AND word IN ('alpha', 'beta', 'gamma') HAVING count(*) = 3`, f.domain, f.branch, k)
-						require.Len(t, got, 1, "%s holds the three words", k)
-						require.InDelta(t, o.scores[i], parseFloat(t, got[0]), 1e-12, "%s's own sum", k)
+							require.Len(t, got, 1, "%s holds the three words", k)
+							require.InDelta(t, o.scores[i], parseFloat(t, got[0]), 1e-12, "%s's own sum", k)
+						}
 					}
 				}
 			}
 		}
 	}
+	// Which means read a plateau whole: its rows with rows 0, the AND with
+	// the other words' tokens with rows 1<<30 (every plateau read whole).
+	for _, tc := range []struct {
+		rows    int
+		fromRow bool
+	}{{0, true}, {1 << 30, false}} {
+		calls := functionCalls(t, f, "pl", []string{"lb_search_triple_plateau", "lb_search_triple_top"}, func(ctx context.Context, tx pgx.Tx) error {
+			return drain(tx.Query(ctx, `SELECT * FROM lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20, 100000, 4096, 256, $3, $4)`,
+				f.domain, f.branch, 1<<30, tc.rows))
+		})
+		if tc.fromRow {
+			require.Positive(t, calls["lb_search_triple_plateau"], "%v", calls)
+			require.Zero(t, calls["lb_search_triple_top"], "%v", calls)
+		} else {
+			require.Zero(t, calls["lb_search_triple_plateau"], "%v", calls)
+			require.Positive(t, calls["lb_search_triple_top"], "%v", calls)
+		}
+	}
+
 	// No Record holds the three: complete, none.
 	o := triples([3]string{"alpha", "eta", "iota"}, 20, 64, 16, 256, 1<<30)
 	require.NotNil(t, o.keys)
@@ -184,6 +212,8 @@ func TestSearchTriples(t *testing.T) {
 	require.NotNil(t, triples(abc, 1, 100000, 4096, 256, 1<<30).keys)
 	_, err := s.Pool.Exec(f.ctx, `SELECT lb_search_triples($1, $2, ARRAY['alpha', 'beta'], 20)`, f.domain, f.branch)
 	require.ErrorContains(t, err, "2 words")
+	_, err = s.Pool.Exec(f.ctx, `SELECT lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20, p_rows => -1)`, f.domain, f.branch)
+	require.ErrorContains(t, err, "rows -1")
 }
 
 // TestSearchTripleStatements: the meeting of three plateaus and a plateau
@@ -258,6 +288,16 @@ func TestSearchTripleStatements(t *testing.T) {
 				got[k] = sums[j]
 			}
 			require.Equal(t, want, got, "%s at %v", w, x)
+			// The same plateau from its rows, checked for the other two
+			// words: the same Records and sums.
+			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums FROM lb_search_triple_plateau($1, $2, ARRAY['alpha', 'beta', 'gamma'], $3, $4)`,
+				f.domain, f.branch, i+1, x).Scan(&keys, &sums))
+			got = map[string]float64{}
+			for j, k := range keys {
+				got[k] = sums[j]
+			}
+			require.Len(t, keys, len(got), "%s at %v: a Record twice", w, x)
+			require.Equal(t, want, got, "%s at %v, from its rows", w, x)
 		}
 	}
 
@@ -302,6 +342,13 @@ func TestSearchTripleStatements(t *testing.T) {
 	top := plan(`SELECT lb_search_triple_top_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], 3, $3, $4, $5)`,
 		[]any{f.domain, f.branch, ps[2][0], ps[0], ps[1]}, "enable_indexscan = off")
 	tokensOnly(top)
+	// The plateau's rows: its token alone, the other words checked on the
+	// rows it finds (never a read of the search vectors' GIN index, whose
+	// AND with the token would decode the other words' posting lists).
+	rowsPlan := plan(`SELECT lb_search_triple_plateau_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], 3, $3)`,
+		[]any{f.domain, f.branch, ps[2][0]}, "enable_indexscan = off")
+	tokensOnly(rowsPlan)
+	require.Contains(t, rowsPlan, "Filter: (x.search @@", rowsPlan)
 }
 
 // cappedParts writes n Parts for TestSearchTriplesOrderCappedPlateaus:
@@ -393,5 +440,74 @@ func TestSearchTriplesOrderCappedPlateaus(t *testing.T) {
 			t.Logf("%v count %d: %d postings read", w, count, read)
 		}
 		require.LessOrEqual(t, float64(most), 1.1*float64(least), "count %d: postings read by word order", count)
+	}
+}
+
+// TestSearchTriplesOnLargeBranch: on a branch of 3,000 × candidates
+// Records or more, three words each in 350 × candidates Records or more
+// and expected to meet in 8 × candidates or more take the triples of their
+// plateaus though fewer than 32 × candidates were expected (the GIN
+// index's AND would check every Record of the rarest word); a word in
+// fewer keeps the GIN index's AND. Both answer the exhaustive ranking.
+func TestSearchTriplesOnLargeBranch(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "triples-large")
+	// ka in 600 Records, kb in 429, kc in 750, kd in 273: ka kb kc
+	// expected in 3,000 × 0.2 × 0.143 × 0.25 = 21 (and meet in 22, every
+	// 140th), ka kc kd in 14 (and meet in 14).
+	var cs []change
+	for i := range 3000 {
+		var name, note []string
+		if i%5 == 0 {
+			if i%3 == 0 {
+				name = append(name, "ka")
+			} else {
+				note = append(note, "ka")
+			}
+		}
+		if i%7 == 0 {
+			if i%2 == 0 {
+				name = append(name, "kb", "kb")
+			} else {
+				note = append(note, "kb")
+			}
+		}
+		if i%4 == 0 {
+			note = append(note, "kc")
+			if i%9 == 0 {
+				name = append(name, "kc")
+			}
+		}
+		if i%11 == 0 {
+			note = append(note, "kd")
+		}
+		cs = append(cs, put("Part", fmt.Sprintf("L-%04d", i), map[string]any{
+			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
+	}
+	f.commit("alice", "", cs...)
+	f.keepCounters()
+
+	r := reads.New(s, reads.Config{SearchCandidates: 1})
+	for _, tc := range []struct {
+		q       string
+		triples bool
+	}{{"ka kb kc", true}, {"kc ka kb", true}, {"ka kc kd", false}} {
+		calls := searchCallsAt(t, f, tc.q, 1, 100, "lb_search_triples", "lb_search_full_keys")
+		if tc.triples {
+			require.Positive(t, calls["lb_search_triples"], "%s: %v", tc.q, calls)
+			require.Zero(t, calls["lb_search_full_keys"], "%s: %v", tc.q, calls)
+		} else {
+			require.Zero(t, calls["lb_search_triples"], "%s: %v", tc.q, calls)
+			require.Positive(t, calls["lb_search_full_keys"], "%s: %v", tc.q, calls)
+		}
+		for _, limit := range []int{5, 20} {
+			res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: tc.q, Limit: limit})
+			require.NoError(t, err)
+			require.False(t, res.Truncated, tc.q)
+			want := rankByWords(t, s, f, tc.q, limit)
+			require.NotEmpty(t, want, tc.q)
+			requireSameRanking(t, s, f, tc.q, want, res.Results)
+		}
 	}
 }

@@ -224,14 +224,29 @@ BEGIN
                   FROM lb_search_pairs(c.d, c.b, pw[1], pw[2], p_limit) p;
             ELSIF cardinality(terms) = 3 AND cardinality(pw) = 3 AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7
                   AND rare >= 8::bigint * p_candidates
-                  AND coalesce(nrec > 0 AND est < 32::double precision * p_candidates, false) IS NOT TRUE THEN
+                  AND (coalesce(nrec > 0 AND est < 32::double precision * p_candidates, false) IS NOT TRUE
+                       OR (large AND rare >= 350::bigint * p_candidates AND est >= 8::double precision * p_candidates)) THEN
                 -- Three common words, too common for the GIN index's AND
                 -- below (each in 8 × p_candidates Records or more, expected
                 -- to meet in 32 × p_candidates or more, or the branch keeps
-                -- no counters): their full matches from the triples of their
+                -- no counters; on a large branch, each in 350 ×
+                -- p_candidates or more, expected to meet in 8 × p_candidates
+                -- or more): their full matches from the triples of their
                 -- postings' score plateaus, best sum first
                 -- (lb_search_triples), unless a word has too many plateaus
-                -- or reading would pass its budget (the walk below).
+                -- or reading would pass its budget (the walk below). The
+                -- GIN index's AND checks every Record of the rarest word
+                -- against the others' posting lists: at 10M housing gasket
+                -- bolt (gasket in 764,740 Records, 21,660 full matches)
+                -- 157-168 ms, its triples 106-111 (75-78 since plateaus are
+                -- read from their rows, lb_search_triples); of the 26 calls of
+                -- searchcalls' partial matching and entity resolution
+                -- expected to meet in 8 to 32 × p_candidates, two runs
+                -- each, the triples were faster in both runs in 11 of the 12
+                -- whose rarest word was in 366,600 Records or more (spring
+                -- copper bolt, 405,740: 141 and 109 ms against 117 and
+                -- 128), slower in both in 7 of the 14 below (Steel Bolt AG,
+                -- ag in 134,650: 237-278 ms against 44-48).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
             ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large

@@ -9,19 +9,29 @@
 -- first; a triple is settled once one of its plateaus was read whole. The
 -- next triple not settled is read by one of two means, both from the GIN
 -- index of the plateaus' tokens (migration 0027): its smallest plateau
--- read whole with the Records holding the other two words
--- (lb_search_triple_top), which settles every triple of that plateau,
--- when that plateau holds at most p_small postings or is 8 times smaller
--- than the next smallest; or else the meeting of the triple's three
--- plateaus alone (lb_search_triple_meet), the AND of three tokens, of
--- which as many Records as the answer still needs. Both grow with the
--- postings of their smallest list (at 10M twelve meetings whose smallest
--- plateau held 2,650 postings or more took 3.6 ms on average; valve's
--- plateau of 13,600 read whole 29 ms in the index). The rule and the order below were
--- tuned when the meeting was a merge of two plateaus' postings in key
--- order (at 10M the merge of 13,600 and 82,000 postings took 0.1 to 0.2 s,
--- probes of a plateau of 12,560 in the postings 1.3 s) and are kept as
--- they were, but for the cap on counting: sizes are counted up to p_count + 1
+-- read whole with the Records holding the other two words, which settles
+-- every triple of that plateau, when that plateau holds at most p_small
+-- postings or is 8 times smaller than the next smallest; or else the
+-- meeting of the triple's three plateaus alone (lb_search_triple_meet),
+-- the AND of three tokens, of which as many Records as the answer still
+-- needs. A plateau is read whole from its token alone, each of its rows
+-- checked for the other two words (lb_search_triple_plateau), when p_rows
+-- times its postings are at most the Records holding those words; else as
+-- the AND of its token with the other words' tokens
+-- (lb_search_triple_top), which decodes the other words' posting lists
+-- whole: at 10M 15 ms for a plateau of valve's 580 postings beside bolt
+-- and steel (6.3M Records), against 1.8 ms for its 580 rows (the 30 calls
+-- of three common words of searchcalls' partial matching 3,249-3,415 ms in
+-- all with the AND, 2,269-2,372 with the rows, and 2,028-2,070 with
+-- plateaus of up to 4,096 postings read whole rather than 1,024). The
+-- meeting grows with the postings of its lists (at 10M twelve meetings
+-- whose smallest plateau held 2,650 postings or more took 3.6 ms on
+-- average; valve's plateau of 13,600 read whole 29 ms in the index). The
+-- rule and the order below were tuned when the meeting was a merge of two
+-- plateaus' postings in key order (at 10M the merge of 13,600 and 82,000
+-- postings took 0.1 to 0.2 s, probes of a plateau of 12,560 in the
+-- postings 1.3 s) and are kept as they were, but for p_small (above) and
+-- the cap on counting: sizes are counted up to p_count + 1
 -- (lb_search_plateau_reach; 4,096 since the index: at 10M the 18
 -- three-common-word queries of searchcalls' partial matching took 1,588 to
 -- 1,683 ms in all in three runs, second calls in psql, against 2,141 to
@@ -42,7 +52,7 @@
 -- meeting, each plateau's size counted up to p_count + 1); keys
 -- is NULL when a word has p_max plateaus or more or reading would pass
 -- p_budget postings: the caller takes another path.
-CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 1024, p_count integer DEFAULT 4096, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
+CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 4096, p_count integer DEFAULT 4096, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, p_rows integer DEFAULT 1000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -76,13 +86,21 @@ DECLARE
     fs double precision[] := '{}';
     ahead int;
     cut boolean := false;
+    wn bigint[];
 BEGIN
-    IF cardinality(p_w) <> 3 OR p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_budget < 0 THEN
-        RAISE EXCEPTION 'lb_search_triples: % words, limit %, small %, count %, max %, budget %',
-              cardinality(p_w), p_limit, p_small, p_count, p_max, p_budget USING ERRCODE = '22023';
+    IF cardinality(p_w) <> 3 OR p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_budget < 0 OR p_rows < 0 THEN
+        RAISE EXCEPTION 'lb_search_triples: % words, limit %, small %, count %, max %, budget %, rows %',
+              cardinality(p_w), p_limit, p_small, p_count, p_max, p_budget, p_rows USING ERRCODE = '22023';
     END IF;
     complete := false;
     reads := 0;
+    -- The Records holding each word (the lexicon's counts, by its primary
+    -- key): what the GIN index's AND of a plateau with the other two words
+    -- decodes.
+    wn := ARRAY(SELECT coalesce((SELECT l.records FROM mat_lexicon l
+                                 WHERE l.domain_id = d AND l.branch_id = b AND l.word = u.w), 0)::bigint
+                  FROM unnest(p_w) WITH ORDINALITY u(w, o)
+                 ORDER BY u.o);
     s1 := lb_search_plateaus(d, b, p_w[1], p_max);
     s2 := lb_search_plateaus(d, b, p_w[2], p_max);
     s3 := lb_search_plateaus(d, b, p_w[3], p_max);
@@ -142,9 +160,13 @@ BEGIN
             -- The smallest plateau whole: every triple it is in settled.
             reads := reads + sz[ord[1]];
             EXIT WHEN reads > p_budget;
-            SELECT t.keys, t.sums INTO got, gs
-              FROM lb_search_triple_top(d, b, p_w, ord[1], sc[ord[1]],
-                                        CASE ord[1] WHEN 1 THEN s2 ELSE s1 END, CASE ord[1] WHEN 3 THEN s2 ELSE s3 END) t;
+            IF sz[ord[1]]::bigint * p_rows <= wn[ord[2]] + wn[ord[3]] THEN
+                SELECT t.keys, t.sums INTO got, gs FROM lb_search_triple_plateau(d, b, p_w, ord[1], sc[ord[1]]) t;
+            ELSE
+                SELECT t.keys, t.sums INTO got, gs
+                  FROM lb_search_triple_top(d, b, p_w, ord[1], sc[ord[1]],
+                                            CASE ord[1] WHEN 1 THEN s2 ELSE s1 END, CASE ord[1] WHEN 3 THEN s2 ELSE s3 END) t;
+            END IF;
             CASE ord[1] WHEN 1 THEN r1[r.i] := true; WHEN 2 THEN r2[r.j] := true; ELSE r3[r.k] := true; END CASE;
         ELSE
             reads := reads + sz[ord[1]] + sz[ord[2]];

@@ -444,7 +444,7 @@ func TestSearchTriplesOrderCappedPlateaus(t *testing.T) {
 }
 
 // TestSearchTriplesOnLargeBranch: on a branch of 3,000 × candidates
-// Records or more, three words each in 350 × candidates Records or more
+// Records or more, three words each in 150 × candidates Records or more
 // and expected to meet in 8 × candidates or more take the triples of their
 // plateaus though fewer than 32 × candidates were expected (the GIN
 // index's AND would check every Record of the rarest word); a word in
@@ -453,9 +453,9 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	f := newFixture(t, s, "triples-large")
-	// ka in 600 Records, kb in 429, kc in 750, kd in 273: ka kb kc
-	// expected in 3,000 × 0.2 × 0.143 × 0.25 = 21 (and meet in 22, every
-	// 140th), ka kc kd in 14 (and meet in 14).
+	// ka in 600 Records, kb in 429, kc in 1,000, kd in 131, ke in 231:
+	// ka kb kc expected in 3,000 × 0.2 × 0.143 × 0.333 = 29 (and meet in
+	// 29, every 105th), ka kc ke in 15 (15), ka kc kd in 9 (9).
 	var cs []change
 	for i := range 3000 {
 		var name, note []string
@@ -473,14 +473,17 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 				note = append(note, "kb")
 			}
 		}
-		if i%4 == 0 {
+		if i%3 == 0 {
 			note = append(note, "kc")
 			if i%9 == 0 {
 				name = append(name, "kc")
 			}
 		}
-		if i%11 == 0 {
+		if i%23 == 0 {
 			note = append(note, "kd")
+		}
+		if i%13 == 0 {
+			note = append(note, "ke")
 		}
 		cs = append(cs, put("Part", fmt.Sprintf("L-%04d", i), map[string]any{
 			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
@@ -492,7 +495,7 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	for _, tc := range []struct {
 		q       string
 		triples bool
-	}{{"ka kb kc", true}, {"kc ka kb", true}, {"ka kc kd", false}} {
+	}{{"ka kb kc", true}, {"kc ka kb", true}, {"ka kc ke", true}, {"ka kc kd", false}} {
 		calls := searchCallsAt(t, f, tc.q, 1, 100, "lb_search_triples", "lb_search_full_keys")
 		if tc.triples {
 			require.Positive(t, calls["lb_search_triples"], "%s: %v", tc.q, calls)

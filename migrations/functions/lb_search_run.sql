@@ -225,11 +225,11 @@ BEGIN
             ELSIF cardinality(terms) = 3 AND cardinality(pw) = 3 AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7
                   AND rare >= 8::bigint * p_candidates
                   AND (coalesce(nrec > 0 AND est < 32::double precision * p_candidates, false) IS NOT TRUE
-                       OR (large AND rare >= 350::bigint * p_candidates AND est >= 8::double precision * p_candidates)) THEN
+                       OR (large AND rare >= 150::bigint * p_candidates AND est >= 8::double precision * p_candidates)) THEN
                 -- Three common words, too common for the GIN index's AND
                 -- below (each in 8 × p_candidates Records or more, expected
                 -- to meet in 32 × p_candidates or more, or the branch keeps
-                -- no counters; on a large branch, each in 350 ×
+                -- no counters; on a large branch, each in 150 ×
                 -- p_candidates or more, expected to meet in 8 × p_candidates
                 -- or more): their full matches from the triples of their
                 -- postings' score plateaus, best sum first
@@ -238,15 +238,17 @@ BEGIN
                 -- GIN index's AND checks every Record of the rarest word
                 -- against the others' posting lists: at 10M housing gasket
                 -- bolt (gasket in 764,740 Records, 21,660 full matches)
-                -- 157-168 ms, its triples 106-111 (75-78 since plateaus are
-                -- read from their rows, lb_search_triples); of the 26 calls of
+                -- 157-168 ms, its triples 75-78. Of the 26 calls of
                 -- searchcalls' partial matching and entity resolution
-                -- expected to meet in 8 to 32 × p_candidates, two runs
-                -- each, the triples were faster in both runs in 11 of the 12
-                -- whose rarest word was in 366,600 Records or more (spring
-                -- copper bolt, 405,740: 141 and 109 ms against 117 and
-                -- 128), slower in both in 7 of the 14 below (Steel Bolt AG,
-                -- ag in 134,650: 237-278 ms against 44-48).
+                -- expected to meet in 8 to 32 × p_candidates, the triples
+                -- (with plateaus read from their rows, lb_search_triples)
+                -- were faster than the AND in 23 and as fast in 2 (two runs
+                -- each way); the one slower is Steel Bolt AG (ag in 134,650
+                -- Records, all of one plateau, read only by meetings:
+                -- 202-205 ms against 44). The cut at 150 × lies between ag
+                -- and light (bracket steel light, light in 150,720: 61-66
+                -- ms against 67-75); below it three faster calls (eastern,
+                -- reinforced: 111,520 and 136,910) stay with the AND.
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
             ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large

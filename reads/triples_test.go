@@ -455,7 +455,7 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	f := newFixture(t, s, "triples-large")
 	// ka in 600 Records, kb in 429, kc in 1,000, kd in 131, ke in 231:
 	// ka kb kc expected in 3,000 × 0.2 × 0.143 × 0.333 = 29 (and meet in
-	// 29, every 105th), ka kc ke in 15 (15), ka kc kd in 9 (9).
+	// 29, every 105th), ka kc ke in 15 (16), ka kc kd in 9 (9).
 	var cs []change
 	for i := range 3000 {
 		var name, note []string

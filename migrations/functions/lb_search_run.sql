@@ -225,12 +225,12 @@ BEGIN
             ELSIF cardinality(terms) = 3 AND cardinality(pw) = 3 AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7
                   AND rare >= 8::bigint * p_candidates
                   AND (coalesce(nrec > 0 AND est < 32::double precision * p_candidates, false) IS NOT TRUE
-                       OR (large AND rare >= 150::bigint * p_candidates AND est >= 8::double precision * p_candidates)) THEN
+                       OR (large AND rare >= 150::bigint * p_candidates AND est >= 4::double precision * p_candidates)) THEN
                 -- Three common words, too common for the GIN index's AND
                 -- below (each in 8 × p_candidates Records or more, expected
                 -- to meet in 32 × p_candidates or more, or the branch keeps
                 -- no counters; on a large branch, each in 150 ×
-                -- p_candidates or more, expected to meet in 8 × p_candidates
+                -- p_candidates or more, expected to meet in 4 × p_candidates
                 -- or more): their full matches from the triples of their
                 -- postings' score plateaus, best sum first
                 -- (lb_search_triples), unless a word has too many plateaus
@@ -248,7 +248,10 @@ BEGIN
                 -- 202-205 ms against 44). The cut at 150 × lies between ag
                 -- and light (bracket steel light, light in 150,720: 61-66
                 -- ms against 67-75); below it three faster calls (eastern,
-                -- reinforced: 111,520 and 136,910) stay with the AND.
+                -- reinforced: 111,520 and 136,910) stay with the AND. Of
+                -- the 16 calls expected in 4 to 8 × p_candidates, the
+                -- triples were faster in 15 and as fast in one (two runs
+                -- each way; washer steel seal 89-91 ms against 57-59).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
             ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large

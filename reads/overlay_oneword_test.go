@@ -1,7 +1,6 @@
 package reads_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -23,22 +22,8 @@ import (
 func TestOverlayOneWordReadsEachAnswerOnce(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	f := newFixture(t, s, "overlay-one-word")
-	var cs []change
-	for i := 0; i < 200; i++ {
-		cs = append(cs, put("Part", fmt.Sprintf("B-%03d", i), map[string]any{
-			"name": []string{"Part bracket", "Part bracket bracket", "Part bracket steel"}[i%3]}))
-	}
-	f.commit("alice", "", cs...)
-	ov := f.fork("ov", "overlay", revInfo{})
-	cs = nil
-	for i := 0; i < 40; i++ {
-		cs = append(cs, put("Part", fmt.Sprintf("O-%02d", i), map[string]any{
-			"name": []string{"Part bracket", "Part other", "Part plate", "Part ring"}[i%4]}))
-	}
-	cs = append(cs, put("Part", "O-spindle", map[string]any{"name": "Part spindle"}))
-	ov.commit("agent", "", cs...)
-	readyCopy(ov, "ref")
+	f := overlayPartsWorld(t, s, "overlay-one-word", 200, []string{"Part bracket", "Part bracket bracket", "Part bracket steel"},
+		[]string{"Part bracket", "Part other", "Part plate", "Part ring"}, put("Part", "O-spindle", map[string]any{"name": "Part spindle"}))
 
 	conn, plans := pgtest.AutoExplainGeneric(t, s.Requests)
 	_, err := conn.Exec(f.ctx, `SET auto_explain.log_buffers = on`)

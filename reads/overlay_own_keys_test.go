@@ -23,21 +23,8 @@ import (
 func TestOverlayMisspelledWordSortsItsOwnMatches(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	f := newFixture(t, s, "overlay-own-keys")
-	var cs []change
-	for i := 0; i < 3000; i++ {
-		cs = append(cs, put("Part", fmt.Sprintf("B-%04d", i), map[string]any{
-			"name": []string{"Part gasket", "Part gaskets seal", "Part gasket gaskets", "Part casket"}[i%4]}))
-	}
-	f.commit("alice", "", cs...)
-	ov := f.fork("ov", "overlay", revInfo{})
-	cs = nil
-	for i := 0; i < 40; i++ {
-		cs = append(cs, put("Part", fmt.Sprintf("O-%02d", i), map[string]any{
-			"name": []string{"Part gasket", "Part gaskets", "Part gasket gaskets casket", "Part other"}[i%4]}))
-	}
-	ov.commit("agent", "", cs...)
-	readyCopy(ov, "ref")
+	f := overlayPartsWorld(t, s, "overlay-own-keys", 3000, []string{"Part gasket", "Part gaskets seal", "Part gasket gaskets", "Part casket"},
+		[]string{"Part gasket", "Part gaskets", "Part gasket gaskets casket", "Part other"})
 	_, err := s.Pool.Exec(f.ctx, `ANALYZE mat_search_words`)
 	require.NoError(t, err)
 
@@ -98,4 +85,26 @@ func searchOverlayAsCopy(t *testing.T, f *fixture, conn *pgx.Conn, plans func() 
 	}
 	require.Equal(t, wantKeys, keys, "the overlay's answer is the copy's")
 	return want
+}
+
+// overlayPartsWorld writes, in a new Domain's main, n Parts B-0000... named
+// in turn by mainNames; an overlay "ov" of main with 40 Parts of its own,
+// O-00 to O-39, named in turn by ownNames, and the changes extra; and "ref",
+// a ready copy of "ov".
+func overlayPartsWorld(t *testing.T, s *store.Store, name string, n int, mainNames, ownNames []string, extra ...change) *fixture {
+	t.Helper()
+	f := newFixture(t, s, name)
+	var cs []change
+	for i := 0; i < n; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("B-%04d", i), map[string]any{"name": mainNames[i%len(mainNames)]}))
+	}
+	f.commit("alice", "", cs...)
+	ov := f.fork("ov", "overlay", revInfo{})
+	cs = nil
+	for i := 0; i < 40; i++ {
+		cs = append(cs, put("Part", fmt.Sprintf("O-%02d", i), map[string]any{"name": ownNames[i%len(ownNames)]}))
+	}
+	ov.commit("agent", "", append(cs, extra...)...)
+	readyCopy(ov, "ref")
+	return f
 }

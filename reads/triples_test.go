@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,15 +122,17 @@ func TestSearchTriples(t *testing.T) {
 		reads    int
 	}
 	// rows: 0 reads every plateau read whole from its rows
-	// (lb_search_triple_plateau), 1<<30 none (lb_search_triple_top).
-	triplesRows := func(w [3]string, limit, small, count, maxPlateaus, budget, rows int) triplesOut {
+	// (lb_search_triple_rows), 1<<30 none (lb_search_triple_top); pair: the
+	// most rows of the meeting of two plateaus read before a triple is met
+	// whole (0: never).
+	triplesRows := func(w [3]string, limit, small, count, maxPlateaus, budget, rows, pair int) triplesOut {
 		var o triplesOut
-		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, reads FROM lb_search_triples($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			f.domain, f.branch, w[:], limit, small, count, maxPlateaus, budget, rows).Scan(&o.keys, &o.scores, &o.complete, &o.reads))
+		require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, scores, complete, reads FROM lb_search_triples($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			f.domain, f.branch, w[:], limit, small, count, maxPlateaus, budget, rows, pair).Scan(&o.keys, &o.scores, &o.complete, &o.reads))
 		return o
 	}
 	triples := func(w [3]string, limit, small, count, maxPlateaus, budget int) triplesOut {
-		return triplesRows(w, limit, small, count, maxPlateaus, budget, 1000)
+		return triplesRows(w, limit, small, count, maxPlateaus, budget, 1000, 1000)
 	}
 	for _, w := range [][3]string{{"alpha", "beta", "gamma"}, {"gamma", "alpha", "beta"}, {"beta", "gamma", "alpha"}} {
 		sums := tripleSums(t, s, f, w)
@@ -137,13 +140,17 @@ func TestSearchTriples(t *testing.T) {
 		// Plateaus read whole up to 0, 64 and every posting (small); the
 		// others merged or read whole by their sizes counted up to 1, 16
 		// or 4096 (count); a plateau read whole from its rows or from the
-		// AND with the other words' tokens (rows).
+		// AND with the other words' tokens (rows); the meeting of two
+		// plateaus read from its rows when at most 0 (never), 3 (the
+		// larger fall back to the meeting of three) or 1<<30 Records hold
+		// both (pair).
 		for _, small := range []int{0, 64, 100000} {
 			for _, count := range []int{1, 16, 4096} {
 				for _, limit := range []int{1, 7, 20, 150, len(sums), len(sums) + 5} {
-					for _, rows := range []int{0, 1 << 30} {
-						o := triplesRows(w, limit, small, count, 256, 1<<30, rows)
-						at := fmt.Sprintf("%v small %d count %d limit %d rows %d", w, small, count, limit, rows)
+					for _, rp := range [][2]int{{0, 0}, {1 << 30, 3}, {0, 1 << 30}} {
+						rows, pair := rp[0], rp[1]
+						o := triplesRows(w, limit, small, count, 256, 1<<30, rows, pair)
+						at := fmt.Sprintf("%v small %d count %d limit %d rows %d pair %d", w, small, count, limit, rows, pair)
 						require.NotNil(t, o.keys, at)
 						require.Len(t, o.keys, min(limit, len(sums)), at)
 						if limit != len(sums) {
@@ -168,18 +175,46 @@ func TestSearchTriples(t *testing.T) {
 		rows    int
 		fromRow bool
 	}{{0, true}, {1 << 30, false}} {
-		calls := functionCalls(t, f, "pl", []string{"lb_search_triple_plateau", "lb_search_triple_top"}, func(ctx context.Context, tx pgx.Tx) error {
-			return drain(tx.Query(ctx, `SELECT * FROM lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20, 100000, 4096, 256, $3, $4)`,
+		calls := functionCalls(t, f, "pl", []string{"lb_search_triple_rows", "lb_search_triple_top"}, func(ctx context.Context, tx pgx.Tx) error {
+			return drain(tx.Query(ctx, `SELECT * FROM lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20, 100000, 4096, 256, $3, $4, 0)`,
 				f.domain, f.branch, 1<<30, tc.rows))
 		})
 		if tc.fromRow {
-			require.Positive(t, calls["lb_search_triple_plateau"], "%v", calls)
+			require.Positive(t, calls["lb_search_triple_rows"], "%v", calls)
 			require.Zero(t, calls["lb_search_triple_top"], "%v", calls)
 		} else {
-			require.Zero(t, calls["lb_search_triple_plateau"], "%v", calls)
+			require.Zero(t, calls["lb_search_triple_rows"], "%v", calls)
 			require.Positive(t, calls["lb_search_triple_top"], "%v", calls)
 		}
 	}
+	// Triples met rather than read whole (no plateau read whole, sizes
+	// counted to 1): with pair 0 each is the meeting of its three
+	// plateaus; with pair 1<<30 the meeting of two plateaus read from its
+	// rows settles every triple of the two, and no meeting of three is
+	// left; with pair 3 the meetings of more than 3 Records fall back to
+	// the meeting of three.
+	met := func(pair, limit int) map[string]int64 {
+		return functionCalls(t, f, "pl", []string{"lb_search_triple_rows", "lb_search_triple_meet"}, func(ctx context.Context, tx pgx.Tx) error {
+			return drain(tx.Query(ctx, `SELECT * FROM lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], $5, 0, 1, 256, $3, 1 << 30, $4)`,
+				f.domain, f.branch, 1<<30, pair, limit))
+		})
+	}
+	never, always, few := met(0, 1000), met(1<<30, 1000), met(3, 1000)
+	require.Zero(t, never["lb_search_triple_rows"], "%v", never)
+	require.Positive(t, never["lb_search_triple_meet"], "%v", never)
+	require.Zero(t, always["lb_search_triple_meet"], "%v", always)
+	require.Positive(t, always["lb_search_triple_rows"], "%v", always)
+	require.Less(t, always["lb_search_triple_rows"], never["lb_search_triple_meet"], "pairs read %v, triples met %v", always, never)
+	require.Positive(t, few["lb_search_triple_meet"], "%v", few)
+	require.Positive(t, few["lb_search_triple_rows"], "%v", few)
+	// Three Records wanted, a meeting of two read past 3 rows: once, its
+	// rows read past the cap make, with the Records read before, three
+	// scoring at least its triple's sum, and reading stops there without
+	// the meeting of three (two meetings of three in all; three were every
+	// meeting of two read past the cap followed by the meeting of three).
+	three := met(3, 3)
+	require.Equal(t, int64(6), three["lb_search_triple_rows"], "%v", three)
+	require.Equal(t, int64(2), three["lb_search_triple_meet"], "%v", three)
 
 	// No Record holds the three: complete, none.
 	o := triples([3]string{"alpha", "eta", "iota"}, 20, 64, 16, 256, 1<<30)
@@ -214,6 +249,8 @@ func TestSearchTriples(t *testing.T) {
 	require.ErrorContains(t, err, "2 words")
 	_, err = s.Pool.Exec(f.ctx, `SELECT lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20, p_rows => -1)`, f.domain, f.branch)
 	require.ErrorContains(t, err, "rows -1")
+	_, err = s.Pool.Exec(f.ctx, `SELECT lb_search_triples($1, $2, ARRAY['alpha', 'beta', 'gamma'], 20, p_pair => -1)`, f.domain, f.branch)
+	require.ErrorContains(t, err, "pair -1")
 }
 
 // TestSearchTripleStatements: the meeting of three plateaus and a plateau
@@ -290,15 +327,87 @@ func TestSearchTripleStatements(t *testing.T) {
 			require.Equal(t, want, got, "%s at %v", w, x)
 			// The same plateau from its rows, checked for the other two
 			// words: the same Records and sums.
-			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums FROM lb_search_triple_plateau($1, $2, ARRAY['alpha', 'beta', 'gamma'], $3, $4)`,
-				f.domain, f.branch, i+1, x).Scan(&keys, &sums))
+			var seen int
+			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums, seen FROM lb_search_triple_rows($1, $2, ARRAY['alpha', 'beta', 'gamma'], ARRAY[$3::int], ARRAY[$4::real])`,
+				f.domain, f.branch, i+1, x).Scan(&keys, &sums, &seen))
 			got = map[string]float64{}
 			for j, k := range keys {
 				got[k] = sums[j]
 			}
 			require.Len(t, keys, len(got), "%s at %v: a Record twice", w, x)
 			require.Equal(t, want, got, "%s at %v, from its rows", w, x)
+			require.Equal(t, f.strings(`SELECT count(*)::text FROM mat_search_words WHERE domain_id = $1 AND branch_id = $2 AND word = $3 AND score = $4`,
+				f.domain, f.branch, w, x), []string{fmt.Sprint(seen)}, "%s at %v: the plateau's rows", w, x)
 		}
+	}
+	// The meeting of two plateaus of two words read from its rows, each
+	// checked for the third word: the Records holding the third word at
+	// any score, with their sums; seen counts the meeting's rows, at most
+	// cap + 1 of them read.
+	for i := range words {
+		for j := range words {
+			if i == j {
+				continue
+			}
+			for _, x := range ps[i] {
+				for _, y := range ps[j] {
+					rows, err := s.Pool.Query(f.ctx, `SELECT a.key, a.score::float8 + b.score + c.score, x.score IS NOT NULL FROM mat_search_words a
+						JOIN mat_search_words b ON b.domain_id = a.domain_id AND b.branch_id = a.branch_id AND b.key = a.key AND b.word = 'beta'
+						JOIN mat_search_words c ON c.domain_id = a.domain_id AND c.branch_id = a.branch_id AND c.key = a.key AND c.word = 'gamma'
+						LEFT JOIN mat_search_words x ON x.domain_id = a.domain_id AND x.branch_id = a.branch_id AND x.key = a.key AND x.word = $3 AND x.score = $4
+						WHERE a.domain_id = $1 AND a.branch_id = $2 AND a.word = 'alpha'
+						  AND EXISTS (SELECT 1 FROM mat_search_words y WHERE y.domain_id = a.domain_id AND y.branch_id = a.branch_id
+						                 AND y.key = a.key AND y.word = $5 AND y.score = $6)`, f.domain, f.branch, words[i], x, words[j], y)
+					require.NoError(t, err)
+					want := map[string]float64{}
+					for rows.Next() {
+						var k string
+						var v float64
+						var in bool
+						require.NoError(t, rows.Scan(&k, &v, &in))
+						if in {
+							want[k] = v
+						}
+					}
+					require.NoError(t, rows.Err())
+					both, err := strconv.Atoi(f.strings(`SELECT count(*)::text FROM mat_search_words a JOIN mat_search_words b
+						ON b.domain_id = a.domain_id AND b.branch_id = a.branch_id AND b.key = a.key AND b.word = $5 AND b.score = $6
+						WHERE a.domain_id = $1 AND a.branch_id = $2 AND a.word = $3 AND a.score = $4`, f.domain, f.branch, words[i], x, words[j], y)[0])
+					require.NoError(t, err)
+					capOf := func(n int) *int { return &n }
+					for _, cp := range []*int{nil, capOf(both), capOf(max(both-1, 0)), capOf(0)} {
+						var keys []string
+						var sums []float64
+						var seen int
+						require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT keys, sums, seen FROM lb_search_triple_rows($1, $2, ARRAY['alpha', 'beta', 'gamma'], ARRAY[$3::int, $4::int], ARRAY[$5::real, $6::real], $7)`,
+							f.domain, f.branch, i+1, j+1, x, y, cp).Scan(&keys, &sums, &seen))
+						at := fmt.Sprintf("%s at %v, %s at %v, cap %v", words[i], x, words[j], y, cp)
+						if cp == nil || *cp >= both {
+							require.Equal(t, both, seen, at)
+							got := map[string]float64{}
+							for n, k := range keys {
+								got[k] = sums[n]
+							}
+							require.Len(t, keys, len(got), "%s: a Record twice", at)
+							require.Equal(t, want, got, at)
+						} else {
+							require.Equal(t, *cp+1, seen, at)
+							require.LessOrEqual(t, len(keys), seen, at)
+							for n, k := range keys {
+								require.Contains(t, want, k, at)
+								require.InDelta(t, want[k], sums[n], 1e-12, at)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	// Bad plateaus or caps are refused.
+	for _, bad := range []string{`ARRAY[1, 1], ARRAY[1, 1]::real[]`, `ARRAY[4], ARRAY[1]::real[]`, `'{}'::int[], '{}'::real[]`,
+		`ARRAY[1, 2, 3], ARRAY[1, 1, 1]::real[]`, `ARRAY[1, 2], ARRAY[1]::real[]`, `ARRAY[1, 2], ARRAY[1, 1]::real[], -1`} {
+		_, err := s.Pool.Exec(f.ctx, `SELECT lb_search_triple_rows($1, $2, ARRAY['alpha', 'beta', 'gamma'], `+bad+`)`, f.domain, f.branch)
+		require.ErrorContains(t, err, "lb_search_triple_rows:", bad)
 	}
 
 	// The plans, with lb_search's settings and each function's own.
@@ -343,12 +452,18 @@ func TestSearchTripleStatements(t *testing.T) {
 		[]any{f.domain, f.branch, ps[2][0], ps[0], ps[1]}, "enable_indexscan = off")
 	tokensOnly(top)
 	// The plateau's rows: its token alone, the other words checked on the
-	// rows it finds (never a read of the search vectors' GIN index, whose
-	// AND with the token would decode the other words' posting lists).
-	rowsPlan := plan(`SELECT lb_search_triple_plateau_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], 3, $3)`,
+	// rows it finds (in the aggregates' filters, never a read of the
+	// search vectors' GIN index, whose AND with the token would decode the
+	// other words' posting lists).
+	rowsPlan := plan(`SELECT lb_search_triple_rows_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], ARRAY[3], ARRAY[$3::real])`,
 		[]any{f.domain, f.branch, ps[2][0]}, "enable_indexscan = off")
 	tokensOnly(rowsPlan)
-	require.Contains(t, rowsPlan, "Filter: (x.search @@", rowsPlan)
+	// The meeting of two plateaus' rows: the two tokens alone, at most the
+	// cap and one rows read.
+	pairPlan := plan(`SELECT lb_search_triple_rows_sql($1, $2, ARRAY['alpha', 'beta', 'gamma'], ARRAY[1, 3], ARRAY[$3::real, $4::real], 50)`,
+		[]any{f.domain, f.branch, last(ps[0]), last(ps[2])}, "enable_indexscan = off")
+	tokensOnly(pairPlan)
+	require.Contains(t, pairPlan, "Limit", pairPlan)
 }
 
 // cappedParts writes n Parts for TestSearchTriplesOrderCappedPlateaus:
@@ -447,8 +562,11 @@ func TestSearchTriplesOrderCappedPlateaus(t *testing.T) {
 // Records or more, three words each in 150 × candidates Records or more
 // and expected to meet in 4 × candidates or more take the triples of their
 // plateaus though fewer than 32 × candidates were expected (the GIN
-// index's AND would check every Record of the rarest word); a word in
-// fewer keeps the GIN index's AND. Both answer the exhaustive ranking.
+// index's AND would check every Record of the rarest word), and so do
+// three words each in 50 × candidates or more and of two score plateaus
+// or more, expected to meet in 2 × candidates or more; a word of one
+// plateau, or words expected in fewer, keep the GIN index's AND. Both
+// answer the exhaustive ranking.
 func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -456,7 +574,9 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	// ka in 600 Records, kb in 429, kc in 1,000, kd in 131, ke in 231:
 	// ka kb kc expected in 3,000 × 0.2 × 0.143 × 0.333 = 29 (and meet in
 	// 29, every 105th), ka kc ke in 15 (16), ka kb ke in 6.6 (7), ka kc kd
-	// in 9 (9).
+	// in 9 (9; kd of one plateau, in the notes only). kf in 82 Records,
+	// half of them in the name (two plateaus): ka kc kf expected in 5.5
+	// (meet in 6); kg in 60, half in the name: kb kf kg expected in 0.2.
 	var cs []change
 	for i := range 3000 {
 		var name, note []string
@@ -486,6 +606,20 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 		if i%13 == 0 {
 			note = append(note, "ke")
 		}
+		if i%37 == 0 {
+			if i%2 == 0 {
+				name = append(name, "kf")
+			} else {
+				note = append(note, "kf")
+			}
+		}
+		if i%50 == 3 {
+			if i%100 == 3 {
+				name = append(name, "kg")
+			} else {
+				note = append(note, "kg")
+			}
+		}
 		cs = append(cs, put("Part", fmt.Sprintf("L-%04d", i), map[string]any{
 			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))
 	}
@@ -496,7 +630,8 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	for _, tc := range []struct {
 		q       string
 		triples bool
-	}{{"ka kb kc", true}, {"kc ka kb", true}, {"ka kc ke", true}, {"ka kb ke", true}, {"ka kc kd", false}} {
+	}{{"ka kb kc", true}, {"kc ka kb", true}, {"ka kc ke", true}, {"ka kb ke", true}, {"ka kc kd", false},
+		{"ka kc kf", true}, {"kf kc ka", true}, {"kb kf kg", false}} {
 		calls := searchCallsAt(t, f, tc.q, 1, 100, "lb_search_triples", "lb_search_full_keys")
 		if tc.triples {
 			require.Positive(t, calls["lb_search_triples"], "%s: %v", tc.q, calls)

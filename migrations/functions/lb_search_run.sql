@@ -225,14 +225,18 @@ BEGIN
             ELSIF cardinality(terms) = 3 AND cardinality(pw) = 3 AND pm[1] | pm[2] | pm[3] = 7 AND pm[1] + pm[2] + pm[3] = 7
                   AND rare >= 8::bigint * p_candidates
                   AND (coalesce(nrec > 0 AND est < 32::double precision * p_candidates, false) IS NOT TRUE
-                       OR (large AND rare >= 150::bigint * p_candidates AND est >= 4::double precision * p_candidates)) THEN
+                       OR (large AND rare >= 150::bigint * p_candidates AND est >= 4::double precision * p_candidates)
+                       OR (large AND rare >= 50::bigint * p_candidates AND est >= 2::double precision * p_candidates
+                           AND (SELECT bool_and(cardinality(lb_search_plateaus(c.d, c.b, u.w, 2)) = 2) FROM unnest(pw) u(w)))) THEN
                 -- Three common words, too common for the GIN index's AND
                 -- below (each in 8 × p_candidates Records or more, expected
                 -- to meet in 32 × p_candidates or more, or the branch keeps
                 -- no counters; on a large branch, each in 150 ×
                 -- p_candidates or more, expected to meet in 4 × p_candidates
-                -- or more): their full matches from the triples of their
-                -- postings' score plateaus, best sum first
+                -- or more, or each in 50 × p_candidates or more and of two
+                -- score plateaus or more, expected to meet in 2 ×
+                -- p_candidates or more): their full matches from the
+                -- triples of their postings' score plateaus, best sum first
                 -- (lb_search_triples), unless a word has too many plateaus
                 -- or reading would pass its budget (the walk below). The
                 -- GIN index's AND checks every Record of the rarest word
@@ -252,6 +256,22 @@ BEGIN
                 -- the 16 calls expected in 4 to 8 × p_candidates, the
                 -- triples were faster in 15 and as fast in one (two runs
                 -- each way; washer steel seal 89-91 ms against 57-59).
+                -- Since the meetings of two plateaus are read from their
+                -- rows (lb_search_triples), the triples also beat the AND
+                -- below 150 × and 4 ×, but for a word of one plateau (the
+                -- suffixes of Suppliers' names: ag, gmbh, inc, ltd, sa, in
+                -- about 135,000 Records each at 10M, every triple holding
+                -- its one plateau, too large to read whole): of the 27
+                -- calls whose words are each in 50 × p_candidates Records
+                -- or more and of two plateaus or more, expected to meet in
+                -- 2 to 150 × p_candidates, 25 were faster, 2 slower (two
+                -- runs each way: 1,203 ms in all against 702; steel
+                -- reinforced bolt 69 against 23, bracket bolt northern 43
+                -- against 50); taking also those expected in 1 to 2 ×, 40
+                -- of 48 faster and 8 slower; taking also the words of one
+                -- plateau, Steel Bolt AG 37 against 67 and Filter Steel
+                -- Group 13 against 45. A word's second plateau is one
+                -- descent of the rank index (lb_search_plateaus).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
             ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large

@@ -8,9 +8,11 @@
 -- and the same read by probes, lb_search_pair_probe_sql),
 -- for three words the same of their triples (lb_search_triples: the first
 -- word's best plateau probed for the other two, lb_search_triple_top_sql,
--- the same plateau's rows checked for them, lb_search_triple_plateau_sql,
--- and the meeting of the three words' second plateaus, or best,
--- lb_search_triple_sql, and the first pair's statements as for two words,
+-- the same plateau's rows checked for them, lb_search_triple_rows_sql,
+-- the rows of the meeting of the first two words' second plateaus, or
+-- best, checked for the third, the same function, and the meeting of the
+-- three words' second plateaus, or best, lb_search_triple_sql, and the
+-- first pair's statements as for two words,
 -- lb_search_tier_pairs reading the second tier of the partial matches) and,
 -- when partial matching may follow, the partial match of a Kind or a
 -- past Revision (its first tier). An overlay read at its head over its
@@ -109,7 +111,10 @@ BEGIN
         IF cardinality(s1) > 0 AND cardinality(s2) > 0 AND cardinality(s3) > 0 THEN
             statement := lb_search_triple_top_sql(c.d, c.b, words, 1, s1[1], s2, s3);
             RETURN NEXT;
-            statement := lb_search_triple_plateau_sql(c.d, c.b, words, 1, s1[1]);
+            statement := lb_search_triple_rows_sql(c.d, c.b, words, ARRAY[1], ARRAY[s1[1]]);
+            RETURN NEXT;
+            statement := lb_search_triple_rows_sql(c.d, c.b, words, ARRAY[1, 2],
+                                                   ARRAY[s1[least(2, cardinality(s1))], s2[least(2, cardinality(s2))]], 1000);
             RETURN NEXT;
             statement := lb_search_triple_sql(c.d, c.b, words[1], s1[least(2, cardinality(s1))], words[2],
                                               s2[least(2, cardinality(s2))], words[3], s3[least(2, cardinality(s3))], p_limit);

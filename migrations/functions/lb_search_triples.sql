@@ -6,17 +6,33 @@
 --
 -- A Record holding the three words scores a1 + a2 + a3, a plateau of each
 -- (lb_search_plateaus). The triples of plateaus are visited best sum
--- first; a triple is settled once one of its plateaus was read whole. The
--- next triple not settled is read by one of two means, both from the GIN
--- index of the plateaus' tokens (migration 0027): its smallest plateau
--- read whole with the Records holding the other two words, which settles
--- every triple of that plateau, when that plateau holds at most p_small
--- postings or is 8 times smaller than the next smallest; or else the
--- meeting of the triple's three plateaus alone (lb_search_triple_meet),
--- the AND of three tokens, of which as many Records as the answer still
--- needs. A plateau is read whole from its token alone, each of its rows
--- checked for the other two words (lb_search_triple_plateau), when p_rows
--- times its postings are at most the Records holding those words; else as
+-- first; a triple is settled once one of its plateaus, or the meeting of
+-- two of them, was read whole. The next triple not settled is read by one
+-- of three means, all from the GIN index of the plateaus' tokens
+-- (migration 0027): its smallest plateau read whole with the Records
+-- holding the other two words, which settles every triple of that
+-- plateau, when that plateau holds at most p_small postings or is 8 times
+-- smaller than the next smallest; or else the meeting of its two smaller
+-- plateaus read from its rows, each checked for the third word
+-- (lb_search_triple_rows), which settles every triple of those two
+-- plateaus, when at most p_pair Records hold both; or else the meeting of
+-- the triple's three plateaus alone (lb_search_triple_meet), the AND of
+-- three tokens, of which as many Records as the answer still needs. The
+-- meeting of three plateaus of common words is mostly empty and decodes
+-- their posting lists all the same (at 10M pump panel valve met five
+-- triples, four empty, in 35 ms; the meetings of two of their plateaus,
+-- 10 to 130 Records each, settled them and one more in 8 ms): with the
+-- meetings of two, the 48 calls of searchcalls' partial matching and
+-- entity resolution taking the triples took 1,567-1,575 ms in all against
+-- 2,695-2,703 (three runs and two), and none was slower by more than 5 ms.
+-- When more than p_pair Records hold the two plateaus, the rows read
+-- (p_pair + 1, their Records holding the third word with their exact
+-- sums) are kept; the meeting of three follows unless they make, with the
+-- Records read before, p_limit Records scoring at least the triple's sum
+-- (then none unread scores more: reading stops). A plateau is read whole
+-- from its token alone, each of its rows checked for the other two words
+-- (lb_search_triple_rows), when p_rows times its postings are at most the
+-- Records holding those words; else as
 -- the AND of its token with the other words' tokens
 -- (lb_search_triple_top), which decodes the other words' posting lists
 -- whole: at 10M 15 ms for a plateau of valve's 580 postings beside bolt
@@ -49,10 +65,11 @@
 -- then key); complete says every Record holding the three words was read
 -- (keys holds them all when they are at most p_limit); reads counts the
 -- postings read (plateaus read whole, and the two smaller of each
--- meeting, each plateau's size counted up to p_count + 1); keys
+-- meeting, of two or of three, each plateau's size counted up to p_count +
+-- 1); keys
 -- is NULL when a word has p_max plateaus or more or reading would pass
 -- p_budget postings: the caller takes another path.
-CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 4096, p_count integer DEFAULT 4096, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, p_rows integer DEFAULT 1000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
+CREATE OR REPLACE FUNCTION lb_search_triples(d integer, b integer, p_w text[], p_limit integer, p_small integer DEFAULT 4096, p_count integer DEFAULT 4096, p_max integer DEFAULT 64, p_budget integer DEFAULT 2000000, p_rows integer DEFAULT 1000, p_pair integer DEFAULT 1000, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT reads integer)
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -87,10 +104,17 @@ DECLARE
     ahead int;
     cut boolean := false;
     wn bigint[];
+    p12 boolean[];
+    p13 boolean[];
+    p23 boolean[];
+    seen int;
+    mk text[];
+    above int;
+    done boolean := false;
 BEGIN
-    IF cardinality(p_w) <> 3 OR p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_budget < 0 OR p_rows < 0 THEN
-        RAISE EXCEPTION 'lb_search_triples: % words, limit %, small %, count %, max %, budget %, rows %',
-              cardinality(p_w), p_limit, p_small, p_count, p_max, p_budget, p_rows USING ERRCODE = '22023';
+    IF cardinality(p_w) <> 3 OR p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_budget < 0 OR p_rows < 0 OR p_pair < 0 THEN
+        RAISE EXCEPTION 'lb_search_triples: % words, limit %, small %, count %, max %, budget %, rows %, pair %',
+              cardinality(p_w), p_limit, p_small, p_count, p_max, p_budget, p_rows, p_pair USING ERRCODE = '22023';
     END IF;
     complete := false;
     reads := 0;
@@ -116,12 +140,16 @@ BEGIN
     k1 := array_fill(NULL::text, ARRAY[cardinality(s1)]);
     k2 := array_fill(NULL::text, ARRAY[cardinality(s2)]);
     k3 := array_fill(NULL::text, ARRAY[cardinality(s3)]);
+    p12 := array_fill(false, ARRAY[cardinality(s1) * cardinality(s2)]);
+    p13 := array_fill(false, ARRAY[cardinality(s1) * cardinality(s3)]);
+    p23 := array_fill(false, ARRAY[cardinality(s2) * cardinality(s3)]);
     FOR r IN
         SELECT i, j, k, s1[i]::double precision + s2[j] + s3[k] AS s
           FROM generate_subscripts(s1, 1) i, generate_subscripts(s2, 1) j, generate_subscripts(s3, 1) k
          ORDER BY 4 DESC, 1, 2, 3
     LOOP
-        CONTINUE WHEN r1[r.i] OR r2[r.j] OR r3[r.k];
+        CONTINUE WHEN r1[r.i] OR r2[r.j] OR r3[r.k] OR p12[(r.i - 1) * cardinality(s2) + r.j]
+                      OR p13[(r.i - 1) * cardinality(s3) + r.k] OR p23[(r.j - 1) * cardinality(s3) + r.k];
         ahead := (SELECT count(*) FROM unnest(fs) x WHERE x >= r.s);
         IF ahead >= p_limit THEN
             cut := true;
@@ -161,7 +189,7 @@ BEGIN
             reads := reads + sz[ord[1]];
             EXIT WHEN reads > p_budget;
             IF sz[ord[1]]::bigint * p_rows <= wn[ord[2]] + wn[ord[3]] THEN
-                SELECT t.keys, t.sums INTO got, gs FROM lb_search_triple_plateau(d, b, p_w, ord[1], sc[ord[1]]) t;
+                SELECT t.keys, t.sums INTO got, gs FROM lb_search_triple_rows(d, b, p_w, ARRAY[ord[1]], ARRAY[sc[ord[1]]]) t;
             ELSE
                 SELECT t.keys, t.sums INTO got, gs
                   FROM lb_search_triple_top(d, b, p_w, ord[1], sc[ord[1]],
@@ -171,10 +199,43 @@ BEGIN
         ELSE
             reads := reads + sz[ord[1]] + sz[ord[2]];
             EXIT WHEN reads > p_budget;
-            got := lb_search_triple_meet(d, b, p_w[ord[1]], sc[ord[1]], p_w[ord[2]], sc[ord[2]], p_w[ord[3]], sc[ord[3]],
-                                         p_limit - ahead);
-            cut := cut OR cardinality(got) = p_limit - ahead;
-            gs := array_fill(r.s, ARRAY[cardinality(got)]);
+            got := '{}';
+            gs := '{}';
+            seen := NULL;
+            IF p_pair > 0 THEN
+                -- The meeting of the two smaller plateaus from its rows,
+                -- each checked for the third word: every triple of those
+                -- two plateaus settled, unless more than p_pair Records
+                -- hold both.
+                SELECT t.keys, t.sums, t.seen INTO got, gs, seen
+                  FROM lb_search_triple_rows(d, b, p_w, ord[1:2], ARRAY[sc[ord[1]], sc[ord[2]]], p_pair) t;
+            END IF;
+            IF seen <= p_pair THEN
+                CASE ord[3] WHEN 3 THEN p12[(r.i - 1) * cardinality(s2) + r.j] := true;
+                            WHEN 2 THEN p13[(r.i - 1) * cardinality(s3) + r.k] := true;
+                            ELSE p23[(r.j - 1) * cardinality(s3) + r.k] := true; END CASE;
+            ELSIF seen > p_pair AND (SELECT count(DISTINCT u.k) FROM (SELECT * FROM unnest(fk, fs) UNION ALL SELECT * FROM unnest(got, gs)) u(k, s)
+                                     WHERE u.s >= r.s) >= p_limit THEN
+                -- Some of the Records holding both, read before the cap,
+                -- with those read before, make p_limit Records scoring at
+                -- least this triple's sum: none unread scores more.
+                cut := true;
+                done := true;
+            ELSE
+                -- The meeting of the three; the Records holding two read
+                -- before the cap, if any, are kept too. Records of this
+                -- triple may have been read before, past the cap of a
+                -- meeting of two: as many are read as the answer needs
+                -- beside those scoring more than the triple's sum, not
+                -- beside every one scoring as much (the first in key
+                -- order may be those read).
+                above := (SELECT count(*) FROM unnest(fs) x WHERE x > r.s);
+                mk := lb_search_triple_meet(d, b, p_w[ord[1]], sc[ord[1]], p_w[ord[2]], sc[ord[2]], p_w[ord[3]], sc[ord[3]],
+                                            p_limit - above);
+                cut := cut OR cardinality(mk) = p_limit - above;
+                got := got || mk;
+                gs := gs || array_fill(r.s, ARRAY[cardinality(mk)]);
+            END IF;
         END IF;
         -- Keep the best p_limit + 1 Records read, each once (a Record is
         -- read again when a plateau it is in is read whole after its triple
@@ -186,6 +247,7 @@ BEGIN
                           FROM (SELECT * FROM unnest(fk, fs) UNION ALL SELECT * FROM unnest(got, gs)) v(k, s)
                          ORDER BY v.k, v.s DESC) w
                  ORDER BY w.s DESC, w.k LIMIT p_limit + 1) u;
+        EXIT WHEN done;
     END LOOP;
     IF reads > p_budget THEN
         RETURN;

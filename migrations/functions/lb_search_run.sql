@@ -261,17 +261,19 @@ BEGIN
                 -- below 150 × and 4 ×, but for a word of one plateau (the
                 -- suffixes of Suppliers' names: ag, gmbh, inc, ltd, sa, in
                 -- about 135,000 Records each at 10M, every triple holding
-                -- its one plateau, too large to read whole): of the 27
-                -- calls whose words are each in 50 × p_candidates Records
-                -- or more and of two plateaus or more, expected to meet in
-                -- 2 to 150 × p_candidates, 25 were faster, 2 slower (two
-                -- runs each way: 1,203 ms in all against 702; steel
-                -- reinforced bolt 69 against 23, bracket bolt northern 43
-                -- against 50); taking also those expected in 1 to 2 ×, 40
-                -- of 48 faster and 8 slower; taking also the words of one
-                -- plateau, Steel Bolt AG 37 against 67 and Filter Steel
-                -- Group 13 against 45. A word's second plateau is one
-                -- descent of the rank index (lb_search_plateaus).
+                -- its one plateau, too large to read whole): at 10M the 27
+                -- calls of searchcalls taking the triples by this bound
+                -- (words each in 50 × p_candidates Records or more and of
+                -- two plateaus or more, expected to meet in 2 to 150 ×
+                -- p_candidates) took 618 ms in all against 1,080 by the
+                -- AND (means of three runs each way), 24 faster, 2 as
+                -- fast, one slower (Nozzle Steel Trading 23 ms against
+                -- 18; steel reinforced bolt 27 against 68). On an earlier
+                -- 10M dataset, taking also those expected in 1 to 2 × made
+                -- 8 of 48 calls slower, and taking also the words of one
+                -- plateau Steel Bolt AG 67 ms against 37. A word's second
+                -- plateau is one descent of the rank index
+                -- (lb_search_plateaus).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired
                   FROM lb_search_triples(c.d, c.b, pw, p_limit) p;
             ELSIF cardinality(terms) = 2 AND cardinality(pw) > 2 AND large

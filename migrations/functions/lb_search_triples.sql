@@ -19,12 +19,14 @@
 -- the triple's three plateaus alone (lb_search_triple_meet), the AND of
 -- three tokens, of which as many Records as the answer still needs. The
 -- meeting of three plateaus of common words is mostly empty and decodes
--- their posting lists all the same (at 10M pump panel valve met five
--- triples, four empty, in 35 ms; the meetings of two of their plateaus,
--- 10 to 130 Records each, settled them and one more in 8 ms): with the
--- meetings of two, the 48 calls of searchcalls' partial matching and
--- entity resolution taking the triples took 1,567-1,575 ms in all against
--- 2,695-2,703 (three runs and two), and none was slower by more than 5 ms.
+-- their posting lists all the same (at 10M pump panel valve met six
+-- triples a call, 51,494 postings read; with the meetings of two of its
+-- plateaus read from their rows, none, 35,106 postings read, and the call
+-- took 13-14 ms against 37-40): with the meetings of two, the 55 calls of
+-- searchcalls' partial matching and entity resolution that took the
+-- triples before took 1,389 ms in all against 2,306 (means of three runs
+-- each way), 50 of them faster, one slower (order copper steel 31 ms
+-- against 27).
 -- When more than p_pair Records hold the two plateaus, the rows read
 -- (p_pair + 1, their Records holding the third word with their exact
 -- sums) are kept; the meeting of three follows unless they make, with the

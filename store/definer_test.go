@@ -63,9 +63,7 @@ func TestNoDefinerFunctionTakesADomain(t *testing.T) {
 func TestDefinerFunctionsStayInTheDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	a, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	b, err := s.CreateDomain(ctx, "beta")

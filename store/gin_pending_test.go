@@ -6,9 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
-	"github.com/lorebase/lorebase/store"
 )
 
 // TestGinPendingListBounded: migration 0025 bounds the pending list of the
@@ -19,9 +17,7 @@ import (
 func TestGinPendingListBounded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	d, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	var branch int32

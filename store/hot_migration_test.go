@@ -7,9 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
-	"github.com/lorebase/lorebase/store"
 )
 
 // TestHotUpdatesMigration: migration 0021 upgrades a database whose
@@ -20,9 +18,7 @@ import (
 func TestHotUpdatesMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	d, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	var branch int32

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -19,9 +18,7 @@ import (
 func TestInDomainBatchStaysInTheDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	a, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	b, err := s.CreateDomain(ctx, "beta")

@@ -6,9 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
-	"github.com/lorebase/lorebase/store"
 )
 
 // TestKindProgressMigration: migration 0015 (its progress part) moves a branch's single
@@ -17,9 +15,7 @@ import (
 func TestKindProgressMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	d, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	up, err := migrations.FS.ReadFile("0015_progress_domain_delete.up.sql")

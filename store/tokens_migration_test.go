@@ -7,9 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
-	"github.com/lorebase/lorebase/store"
 )
 
 // TestSearchTokensIndexMigration: migration 0027 builds the GIN index of
@@ -19,9 +17,7 @@ import (
 func TestSearchTokensIndexMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	var parts, bounded int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE c.reloptions @> ARRAY['gin_pending_list_limit=256'])
 		FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid WHERE h.inhparent = 'mat_records_tokens_idx'::regclass`).Scan(&parts, &bounded))

@@ -7,9 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
-	"github.com/lorebase/lorebase/store"
 )
 
 // TestSearchTripleRowsMigration: after migration 0029 lb_search_triples has
@@ -19,9 +17,7 @@ import (
 func TestSearchTripleRowsMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := openStore(t)
 	forms := func(q pgx.Tx) []string {
 		rows, err := q.Query(ctx, `SELECT p.oid::regprocedure::text FROM pg_proc p
 			WHERE p.proname IN ('lb_search_triples', 'lb_search_triple_rows', 'lb_search_triple_rows_sql',

@@ -580,45 +580,41 @@ func TestSearchTriplesOnLargeBranch(t *testing.T) {
 	var cs []change
 	for i := range 3000 {
 		var name, note []string
-		if i%5 == 0 {
-			if i%3 == 0 {
-				name = append(name, "ka")
+		// in puts the words in the name when inName, else in the note.
+		in := func(inName bool, words ...string) {
+			if inName {
+				name = append(name, words...)
 			} else {
-				note = append(note, "ka")
+				note = append(note, words...)
 			}
+		}
+		if i%5 == 0 {
+			in(i%3 == 0, "ka")
 		}
 		if i%7 == 0 {
 			if i%2 == 0 {
-				name = append(name, "kb", "kb")
+				in(true, "kb", "kb")
 			} else {
-				note = append(note, "kb")
+				in(false, "kb")
 			}
 		}
 		if i%3 == 0 {
-			note = append(note, "kc")
+			in(false, "kc")
 			if i%9 == 0 {
-				name = append(name, "kc")
+				in(true, "kc")
 			}
 		}
 		if i%23 == 0 {
-			note = append(note, "kd")
+			in(false, "kd")
 		}
 		if i%13 == 0 {
-			note = append(note, "ke")
+			in(false, "ke")
 		}
 		if i%37 == 0 {
-			if i%2 == 0 {
-				name = append(name, "kf")
-			} else {
-				note = append(note, "kf")
-			}
+			in(i%2 == 0, "kf")
 		}
 		if i%50 == 3 {
-			if i%100 == 3 {
-				name = append(name, "kg")
-			} else {
-				note = append(note, "kg")
-			}
+			in(i%100 == 3, "kg")
 		}
 		cs = append(cs, put("Part", fmt.Sprintf("L-%04d", i), map[string]any{
 			"name": strings.Join(append(name, "part"), " "), "note": strings.Join(append(note, "plain"), " ")}))

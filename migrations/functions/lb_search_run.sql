@@ -268,10 +268,13 @@ BEGIN
                 -- p_candidates) took 618 ms in all against 1,080 by the
                 -- AND (means of three runs each way), 24 faster, 2 as
                 -- fast, one slower (Nozzle Steel Trading 23 ms against
-                -- 18; steel reinforced bolt 27 against 68). On an earlier
-                -- 10M dataset, taking also those expected in 1 to 2 × made
-                -- 8 of 48 calls slower, and taking also the words of one
-                -- plateau Steel Bolt AG 67 ms against 37. A word's second
+                -- 18; steel reinforced bolt 27 against 68). Taking also
+                -- those expected in 1 to 2 × moved 21 more calls, 15
+                -- faster, 5 slower (steel clamp titanium 35 ms against 21;
+                -- 366 ms in all against 487, the class's p95 unchanged);
+                -- taking also the words of one plateau moved 12 calls of
+                -- entity resolution, all slower (Steel Bolt AG 48 against
+                -- 26; 416 against 235; two runs each way). A word's second
                 -- plateau is one descent of the rank index
                 -- (lb_search_plateaus).
                 SELECT p.keys, p.scores, p.complete INTO fk, fs, paired

@@ -69,6 +69,12 @@
 // statistics do not know is estimated at a row, and a lookup by key may
 // scan its branch instead. A copy analyzes what it copied the same way.
 //
+// Warmer is not a River job: Keeper runs it beside the sweeper, at start and
+// every jobs.keep_warm_interval. It asks pg_prewarm for the primary keys of
+// mat_records, objects and mat_history (every partition, within a quarter of
+// shared_buffers), which a commit writes a leaf of per change at keys spread
+// over the whole index, so that reads of other pages do not evict them.
+//
 // semantic.embed and semantic.reembed (Embedder) write the vectors of a
 // commit's Records and of a Kind whose embedding changed; a re-embedding
 // keeps its progress, cursor included, per Kind in

@@ -52,3 +52,6 @@ func SetCopyInBatch(c *Copier, f func(lane string)) { c.inBatch = f }
 // WokenSQL is the statement a copy's batch asks whether the commits it
 // woke have run yet.
 const WokenSQL = wokenSQL
+
+// SetWarmPassed has w call f after every pass of Run.
+func SetWarmPassed(w *Warmer, f func()) { w.passed = f }

@@ -87,6 +87,9 @@ type Report struct {
 	// BeforeReads is SQL run on the measured copy before the reads
 	// (--before-reads; empty: none).
 	BeforeReads string `json:"before_reads,omitempty"`
+	// KeepWarm says how the write path's primary keys were kept in shared
+	// buffers during the run (--keep-warm-interval), empty when not.
+	KeepWarm string `json:"keep_warm,omitempty"`
 	// Check is the comparison with a baseline (nil: none).
 	Check *Check `json:"check,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
@@ -199,6 +202,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("- %d timed calls per read and role after %d warm-up calls, random keys and queries from the dataset; owner pass first, then rls.", r.Iterations, r.Warmup)
 	if r.ReadTimeLimit > 0 {
 		p("- Each read, role and pass stops after %s (warm-up included) if its calls have not finished: n is the number of timed calls measured, marked * when the limit cut it short.", r.ReadTimeLimit)
+	}
+	if r.KeepWarm != "" {
+		p("- The write path's primary keys kept in shared buffers (--keep-warm-interval): %s.", r.KeepWarm)
 	}
 	if r.BeforeReads != "" {
 		p("- Run on the measured copy before the reads (--before-reads): `%s`.", r.BeforeReads)

@@ -19,6 +19,7 @@ type parts struct {
 	log      *slog.Logger
 	stop     time.Duration // jobs.stop_timeout
 	sweepInt time.Duration // jobs.sweep_interval
+	warmInt  time.Duration // jobs.keep_warm_interval
 }
 
 // assemble builds the parts (assembly.Build), logging through log.
@@ -27,7 +28,7 @@ func assemble(cfg config.Config, s *store.Store, log *slog.Logger) (*parts, erro
 	if err != nil {
 		return nil, err
 	}
-	return &parts{Parts: p, log: log, stop: cfg.Jobs.StopTimeout, sweepInt: cfg.Jobs.SweepInterval}, nil
+	return &parts{Parts: p, log: log, stop: cfg.Jobs.StopTimeout, sweepInt: cfg.Jobs.SweepInterval, warmInt: cfg.Jobs.KeepWarmInterval}, nil
 }
 
 // server is the HTTP server over the parts, queueing branch jobs and big
@@ -54,9 +55,19 @@ func (p *parts) serveWith(ctx context.Context, serve func(context.Context) error
 		defer close(swept)
 		p.Sweeper.Run(sweepCtx, p.sweepInt)
 	}()
+	// The write path's primary keys are kept in shared buffers (at start,
+	// then every jobs.keep_warm_interval; never at 0).
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		if p.warmInt > 0 {
+			p.Warmer.Run(sweepCtx, p.warmInt)
+		}
+	}()
 	err := serve(ctx)
 	stopSweep()
 	<-swept
+	<-warmed
 	stopCtx, cancel := context.WithTimeout(jobsCtx, p.stop)
 	defer cancel()
 	if serr := p.River.Stop(stopCtx); serr != nil {

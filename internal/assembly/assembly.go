@@ -31,8 +31,10 @@ type Parts struct {
 	// Sweeper re-queues the jobs of stuck branches and removes expired
 	// idempotency keys; the caller runs it.
 	Sweeper *jobs.Sweeper
-	store   *store.Store
-	log     *slog.Logger
+	// Warmer keeps the write path's primary keys in shared buffers.
+	Warmer *jobs.Warmer
+	store  *store.Store
+	log    *slog.Logger
 }
 
 // Options adjust what Build makes.
@@ -91,6 +93,7 @@ func Build(cfg config.Config, s *store.Store, opts Options) (*Parts, error) {
 		Reader:   reads.New(s, rc),
 		Merges:   merge.NewWith(s, pipeline, merge.Config{JobThreshold: cfg.Merge.JobThreshold, Enqueue: jobs.QueueMerge(client)}),
 		Sweeper:  &jobs.Sweeper{Store: s, Client: client, IdempotencyTTL: cfg.Write.IdempotencyTTL, Log: opts.Log},
+		Warmer:   &jobs.Warmer{Store: s, Log: opts.Log},
 		store:    s,
 		log:      opts.Log,
 	}, nil

@@ -151,6 +151,9 @@ type Jobs struct {
 	RescueStuckAfter time.Duration
 	// SweepInterval: how often stuck branches and expired keys are swept.
 	SweepInterval time.Duration
+	// KeepWarmInterval: how often the write path's primary keys are kept
+	// in shared buffers (jobs.Warmer); 0 never.
+	KeepWarmInterval time.Duration
 	// Workers is how many jobs run at once.
 	Workers int
 }

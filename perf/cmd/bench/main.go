@@ -27,6 +27,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/lorebase/lorebase/internal/supply"
+	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/perf"
 	"github.com/lorebase/lorebase/store"
 )
@@ -71,6 +72,7 @@ func run() error {
 	readTimeLimit := fs.Duration("read-time-limit", 0, "stop each read, role and pass after this long (warm-up included; 0: no limit), the branches' and merges' timed reads too; the report shows the calls measured")
 	explain := fs.String("explain", "over", "EXPLAIN (ANALYZE, BUFFERS) of reads: over (those whose rls p95 passes the budget), all, or none")
 	explainSamples := fs.Int("explain-samples", 3, "calls explained per read to pick the slowest")
+	keepWarm := fs.Duration("keep-warm-interval", 0, "keep the write path's primary keys in shared buffers as Keeper does (jobs.Warmer): one pass before the measured parts, then one every interval until the run ends (0: never)")
 	prewarm := fs.Bool("prewarm", false, "run storage prewarm for the Domain before the reads, with the cache residency before and after")
 	residencyTop := fs.Int("residency-top", 12, "relations listed per cache residency snapshot (pg_buffercache; 0: no snapshots)")
 	writeBaseline := fs.String("write-baseline", "", "measure the reads paired with the floor and write their ratios to the floor as the baseline file of --check-baseline")
@@ -183,6 +185,28 @@ func run() error {
 	}
 	if rep.SearchWords, err = w.SearchWordMatches(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
+	}
+
+	if *keepWarm > 0 {
+		kw := &jobs.Warmer{Store: s}
+		res, err := kw.Warm(ctx)
+		if err != nil {
+			return fmt.Errorf("--keep-warm-interval: %w", err)
+		}
+		rep.KeepWarm = describeWarm(res, *keepWarm)
+		fmt.Fprintln(os.Stderr, "bench: keep warm:", rep.KeepWarm)
+		warmCtx, stopWarm := context.WithCancel(ctx)
+		warmed := make(chan struct{})
+		go func() {
+			defer close(warmed)
+			select {
+			case <-warmCtx.Done():
+				return
+			case <-time.After(*keepWarm):
+			}
+			kw.Run(warmCtx, *keepWarm)
+		}()
+		defer func() { stopWarm(); <-warmed }()
 	}
 
 	if parts.Has(perf.PartReads) {
@@ -533,4 +557,20 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return errors.Join(fmt.Errorf("write %s: %w", path, err), f.Close())
 	}
 	return f.Close()
+}
+
+// describeWarm says what the first keep-warm pass of a run did.
+func describeWarm(res *jobs.WarmResult, every time.Duration) string {
+	if res.Missing {
+		return "not done: the pg_prewarm extension is not installed"
+	}
+	var loaded int64
+	for _, ix := range res.Warmed {
+		loaded += ix.Loaded
+	}
+	out := fmt.Sprintf("every %s; the first pass, before the measured parts, asked pg_prewarm for %d blocks of %d primary keys (budget %d blocks)", every, loaded, len(res.Warmed), res.Budget)
+	if len(res.Skipped) > 0 {
+		out += fmt.Sprintf(", %d left out past the budget", len(res.Skipped))
+	}
+	return out
 }

@@ -55,3 +55,6 @@ const WokenSQL = wokenSQL
 
 // SetWarmPassed has w call f after every pass of Run.
 func SetWarmPassed(w *Warmer, f func()) { w.passed = f }
+
+// SetWarmChunk sets the most blocks one statement of w's passes asks for.
+func SetWarmChunk(w *Warmer, blocks int64) { w.chunk = blocks }

@@ -36,7 +36,15 @@ type Warmer struct {
 	Fraction float64
 	// passed, when set (tests), is called after every pass of Run.
 	passed func()
+	// chunk is the most blocks one statement asks for; 0 is warmChunk.
+	chunk int64
 }
+
+// warmChunk is the most blocks one pg_prewarm call of a pass asks for (64
+// MB of 8 kB blocks): each call holds its index's AccessShareLock, which a
+// DROP or ALTER of the table waits for (and every query queued behind that),
+// so no call reads a whole large index from disk at once.
+const warmChunk = 8192
 
 // WarmFraction is the share of shared_buffers the write path's primary
 // keys may take: past it the rest are left out, in the order Records,
@@ -70,9 +78,10 @@ const warmIndexesSQL = `SELECT c.oid, c.relname::text, pg_relation_size(c.oid) /
 	JOIN pg_class c ON c.oid = x.indexrelid
 	ORDER BY t.ord, c.relname`
 
-// warmSQL asks pg_prewarm for every block of an index, no further than its
-// size now (it may have been dropped or rebuilt since it was listed).
-const warmSQL = `SELECT CASE WHEN n > 0 THEN pg_prewarm($1::oid::regclass, 'buffer', 'main', 0, n - 1) ELSE 0 END
+// warmSQL asks pg_prewarm for the blocks $2 to $2 + $3 - 1 of an index, no
+// further than its size now (it may have shrunk or been dropped since it
+// was listed).
+const warmSQL = `SELECT CASE WHEN n > $2 THEN pg_prewarm($1::oid::regclass, 'buffer', 'main', $2, least($2 + $3 - 1, n - 1)) ELSE 0 END
 	FROM (SELECT coalesce(pg_relation_size($1::oid::regclass), 0) / current_setting('block_size')::bigint AS n) s`
 
 // Warm runs one pass.
@@ -119,9 +128,17 @@ func (w *Warmer) Warm(ctx context.Context) (*WarmResult, error) {
 			}
 			break
 		}
+		chunk := w.chunk
+		if chunk <= 0 {
+			chunk = warmChunk
+		}
 		var loaded int64
-		if err := w.Store.Pool.QueryRow(ctx, warmSQL, ix.oid).Scan(&loaded); err != nil {
-			return res, fmt.Errorf("warm %s: %w", ix.name, err)
+		for first := int64(0); first < ix.blocks; first += chunk {
+			var n int64
+			if err := w.Store.Pool.QueryRow(ctx, warmSQL, ix.oid, first, chunk).Scan(&n); err != nil {
+				return res, fmt.Errorf("warm %s: %w", ix.name, err)
+			}
+			loaded += n
 		}
 		used += ix.blocks
 		res.Warmed = append(res.Warmed, WarmIndex{Name: ix.name, Blocks: ix.blocks, Loaded: loaded})

@@ -67,18 +67,25 @@ func TestWarmerAsksForTheWritePathKeys(t *testing.T) {
 	}
 	require.Greater(t, total, int64(24), "the Domain's partitions hold more than their metapages")
 
-	res, err = w.Warm(ctx)
-	require.NoError(t, err)
-	require.False(t, res.Missing)
-	require.Equal(t, int64(float64(shared)*jobs.WarmFraction), res.Budget)
-	require.Empty(t, res.Skipped)
 	var got []string
-	for i, ix := range res.Warmed {
-		got = append(got, ix.Name)
-		require.Equal(t, blocks[i], ix.Blocks, ix.Name)
-		require.Equal(t, blocks[i], ix.Loaded, "every block of %s asked for", ix.Name)
+	// One statement an index, then statements of 3 blocks (the Domain's
+	// keys take several).
+	for _, chunk := range []int64{0, 3} {
+		jobs.SetWarmChunk(w, chunk)
+		res, err = w.Warm(ctx)
+		require.NoError(t, err)
+		require.False(t, res.Missing)
+		require.Equal(t, int64(float64(shared)*jobs.WarmFraction), res.Budget)
+		require.Empty(t, res.Skipped)
+		got = got[:0]
+		for i, ix := range res.Warmed {
+			got = append(got, ix.Name)
+			require.Equal(t, blocks[i], ix.Blocks, ix.Name)
+			require.Equal(t, blocks[i], ix.Loaded, "every block of %s asked for once (chunk %d)", ix.Name, chunk)
+		}
+		require.Equal(t, names, got)
 	}
-	require.Equal(t, names, got)
+	jobs.SetWarmChunk(w, 0)
 
 	// A budget one block short of the Domain's objects key (the largest
 	// of the objects' partitions), with room left for the empty

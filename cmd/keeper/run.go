@@ -21,7 +21,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		return err
 	}
 	log := newLogger(stderr)
-	if cfg.Database.URL == "" {
+	throwaway := cfg.Database.URL == ""
+	if throwaway {
 		fmt.Fprintln(stdout, "LOREBASE_DATABASE_URL is unset: starting a throwaway PostgreSQL cluster…")
 		c, err := pgcluster.Start(ctx, pgcluster.StartOptions{Durable: true})
 		if err != nil {
@@ -68,6 +69,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	defer s.Close()
 	if err := checkRequestRole(ctx, s, log); err != nil {
 		return err
+	}
+	if throwaway {
+		// The cluster is ours and we are its superuser: pg_prewarm (not a
+		// trusted extension) lets the Warmer keep the write path's primary
+		// keys in shared buffers (jobs.keep_warm_interval).
+		if _, err := s.Pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_prewarm`); err != nil {
+			log.Info("pg_prewarm is not available: the write path's primary keys are not kept in shared buffers", "err", err)
+		}
 	}
 	p, err := assemble(cfg, s, log)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 )
@@ -125,7 +126,7 @@ func TestReportRenders(t *testing.T) {
 func TestWorkloadOnLoadedDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}
 	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/perf"
@@ -18,7 +19,7 @@ import (
 func TestMeasureBranches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}
 	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
 	require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestMeasureBranches(t *testing.T) {
 func TestCompareAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 5, Scale: 1, ExtraLinks: 1}
 	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
 	require.NoError(t, err)

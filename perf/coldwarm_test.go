@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/storagecli"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
@@ -197,7 +198,7 @@ func TestReportRendersColdWarmAndDiagnosis(t *testing.T) {
 func TestColdWarmOnLoadedDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 4, Scale: 1, ExtraLinks: 1}
 	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
 	require.NoError(t, err)

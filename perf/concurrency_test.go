@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 )
@@ -16,7 +17,7 @@ import (
 func twoDomains(t *testing.T) (*perf.Workload, *perf.Workload) {
 	t.Helper()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	load := func(domain string, cfg supply.Config) *perf.Workload {
 		_, err := perf.Load(ctx, s, perf.LoadOptions{Domain: domain, Supply: cfg, SkipVacuum: true})
 		require.NoError(t, err)

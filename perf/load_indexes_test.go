@@ -95,7 +95,7 @@ func TestLoadWritesIvals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := openStore(t)
+			s := pgtest.Store(t)
 			domainID := tc.load(t, s)
 			checkLoaded(t, s, domainID, cfg)
 			w, err := perf.NewWorkload(ctx, s, gen, 3, 4)

@@ -90,7 +90,7 @@ func TestLoadKilled(t *testing.T) {
 func TestLoadProgressBar(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 3, Scale: 1, ExtraLinks: 1}
 	var out bytes.Buffer
 	res, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, BatchSize: 100, Progress: &out, ProgressBar: true, SkipVacuum: true})

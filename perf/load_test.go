@@ -16,14 +16,6 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	s, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
-	return s
-}
-
 // checkLoaded compares main with the generated dataset: every Record once,
 // with one version, and every Link.
 func checkLoaded(t *testing.T, s *store.Store, domainID int32, cfg supply.Config) {
@@ -69,7 +61,7 @@ func checkLoaded(t *testing.T, s *store.Store, domainID int32, cfg supply.Config
 func TestLoadSmall(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 11, Scale: 2, ExtraLinks: 1}
 	var log bytes.Buffer
 	res, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, BatchSize: 300, Progress: &log})
@@ -96,7 +88,7 @@ func TestLoadSmall(t *testing.T) {
 func TestLoadResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 5, Scale: 2, ExtraLinks: 1}
 	opts := perf.LoadOptions{Supply: cfg, BatchSize: 200, StopAfter: 2}
 	first, err := perf.Load(ctx, s, opts)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 )
@@ -27,7 +28,7 @@ func TestMeasureMerges(t *testing.T) {
 		require.NoError(t, err, "LOREBASE_MERGE_PERF_SCALE")
 		scale, sizes = n, []int{1000, 10000}
 	}
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 2, Scale: scale, ExtraLinks: 1}
 	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: scale == 1})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 )
@@ -67,7 +68,7 @@ func TestScoreRanking(t *testing.T) {
 func TestRankingAndHTTPOnLoadedDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 3, Scale: 2, ExtraLinks: 1}
 	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 	"github.com/lorebase/lorebase/store"
@@ -15,7 +16,7 @@ import (
 func TestReplicate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	cfg := supply.Config{Seed: 3, Scale: 3, ExtraLinks: 1, Replicas: 3}
 	res, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
 	require.NoError(t, err)

@@ -63,7 +63,7 @@ func TestNoDefinerFunctionTakesADomain(t *testing.T) {
 func TestDefinerFunctionsStayInTheDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	a, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	b, err := s.CreateDomain(ctx, "beta")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestHotUpdatesMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	var branch int32

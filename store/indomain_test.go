@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/store"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestInDomainBatchStaysInTheDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	a, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	b, err := s.CreateDomain(ctx, "beta")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestKindProgressMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	up, err := migrations.FS.ReadFile("0015_progress_domain_delete.up.sql")

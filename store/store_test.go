@@ -13,16 +13,6 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// openStore opens a Store on a new, migrated throwaway database, closed
-// when the test ends.
-func openStore(t *testing.T) *store.Store {
-	t.Helper()
-	s, err := store.Open(context.Background(), pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
-	return s
-}
-
 func TestMigrateTwiceAndState(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -40,7 +30,7 @@ func TestMigrateTwiceAndState(t *testing.T) {
 func TestReadIsScopedToOneDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	a, err := s.CreateDomain(ctx, "alpha")
 	require.NoError(t, err)
 	b, err := s.CreateDomain(ctx, "beta")
@@ -70,7 +60,7 @@ func TestReadIsScopedToOneDomain(t *testing.T) {
 func TestEveryDomainTableIsIsolated(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	rows, err := s.Pool.Query(ctx, `
 		SELECT c.relname, c.relrowsecurity, c.relispartition,
 		       EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = coalesce(i.inhparent, c.oid) AND p.polname = 'domain_isolation'),

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestSearchTokensIndexMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	var parts, bounded int
 	require.NoError(t, s.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE c.reloptions @> ARRAY['gin_pending_list_limit=256'])
 		FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid WHERE h.inhparent = 'mat_records_tokens_idx'::regclass`).Scan(&parts, &bounded))

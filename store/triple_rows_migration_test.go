@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/migrations"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestSearchTripleRowsMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := openStore(t)
+	s := pgtest.Store(t)
 	forms := func(q pgx.Tx) []string {
 		rows, err := q.Query(ctx, `SELECT p.oid::regprocedure::text FROM pg_proc p
 			WHERE p.proname IN ('lb_search_triples', 'lb_search_triple_rows', 'lb_search_triple_rows_sql',

@@ -409,6 +409,10 @@ func TestSearchTripleStatements(t *testing.T) {
 		_, err := s.Pool.Exec(f.ctx, `SELECT lb_search_triple_rows($1, $2, ARRAY['alpha', 'beta', 'gamma'], `+bad+`)`, f.domain, f.branch)
 		require.ErrorContains(t, err, "lb_search_triple_rows:", bad)
 	}
+	// It plans serially whoever calls it, not only under lb_search.
+	var conf []string
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT proconfig FROM pg_proc WHERE proname = 'lb_search_triple_rows'`).Scan(&conf))
+	require.Contains(t, conf, "max_parallel_workers_per_gather=0")
 
 	// The plans, with lb_search's settings and each function's own.
 	plan := func(stmt string, args []any, settings ...string) string {

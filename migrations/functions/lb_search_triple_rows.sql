@@ -1,5 +1,8 @@
 -- lb_search_triple_rows: lb_search_triple_rows_sql run from the GIN index
--- of the plateaus' tokens alone (sequential and plain index scans off):
+-- of the plateaus' tokens alone (sequential and plain index scans off, and
+-- serially, as lb_search plans: at 10M, called with parallel workers
+-- allowed, its statements took parallel plans, 534 ms for the 15 calls of
+-- one search against 33, docs/perf/partial-10m-1205.txt):
 -- the Records holding the words p_w[p_x[i]] at scores p_xs[i] (one plateau
 -- of one word, or the meeting of two plateaus) and the other words, with
 -- their sums, read from their heap rows rather than by the index's AND with
@@ -12,6 +15,7 @@ CREATE OR REPLACE FUNCTION lb_search_triple_rows(d integer, b integer, p_w text[
  SET search_path TO 'public', 'pg_temp'
  SET enable_seqscan TO 'off'
  SET enable_indexscan TO 'off'
+ SET max_parallel_workers_per_gather TO '0'
 AS $function$
 BEGIN
     IF cardinality(p_w) <> 3 OR cardinality(p_x) NOT IN (1, 2) OR cardinality(p_xs) <> cardinality(p_x)

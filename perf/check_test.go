@@ -271,9 +271,10 @@ func TestRunGateRecordsAFailingReadAndGoesOn(t *testing.T) {
 	require.ErrorContains(t, err, "no rls side")
 }
 
-// TestHTTPGateReport: the reads over HTTP paired with the floor are
-// reported under the HTTP reads, with their p95 and p99, and a failed one
-// with its error.
+// TestHTTPGateReport: each read over HTTP is reported with its in-process
+// read's p50 and what HTTP adds to it (none for a read with no in-process
+// twin); the reads over HTTP paired with the floor are reported under
+// them, with their p95 and p99, and a failed one with its error.
 func TestHTTPGateReport(t *testing.T) {
 	t.Parallel()
 	st := func(p50, p95, p99 time.Duration) *perf.Stats {
@@ -292,12 +293,18 @@ func TestHTTPGateReport(t *testing.T) {
 			[]string{"Paired with the floor: after 10 untimed pairs per read, 7 rounds",
 				"| HTTP: get by key | 2.90× | 2.80 2.90 3.00 | 1.10 | 0.40 | 2.00 | 6.00 | 0.14 | 420 |",
 				"| HTTP: search q=steel | — | failed: round 1, pair 2: status 500 |"}, nil},
-		{"not paired", nil, []string{"| HTTP: get by key | 10.00 | 0.40 | 2.00 | 6.00 |"}, []string{"Paired with the floor"}},
+		{"not paired", nil, []string{"| HTTP: get by key | 10.00 | 0.40 | 2.00 | 6.00 | 0.15 | 0.25 | — |",
+			"| HTTP: search q=steel | 50.00 | 3.00 | 4.00 | 5.00 | — | — | — |"}, []string{"Paired with the floor"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rep := &perf.Report{HTTPGate: tc.gate, HTTP: []perf.Result{{Name: "HTTP: get by key", Target: 10 * time.Millisecond,
-				RLS: st(400*time.Microsecond, 2*time.Millisecond, 6*time.Millisecond)}}}
+				RLS: st(400*time.Microsecond, 2*time.Millisecond, 6*time.Millisecond)},
+				{Name: "HTTP: search q=steel", Target: 50 * time.Millisecond, RLS: st(3*time.Millisecond, 4*time.Millisecond, 5*time.Millisecond)}},
+				// The in-process reads beside them: get by key's p50 is
+				// subtracted, another read's is not.
+				Reads: []perf.Result{{Name: "links of a record", RLS: st(time.Millisecond, 0, 0)},
+					{Name: "get by key", RLS: st(150*time.Microsecond, 0, 0)}}}
 			var md bytes.Buffer
 			require.NoError(t, rep.WriteMarkdown(&md))
 			for _, w := range tc.want {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -230,6 +231,51 @@ func (w *Workload) Reads() []Op { return w.ReadsOn(Branch) }
 // keys and queries in the same order, so the operations of two branches
 // can be run call by call on the same inputs.
 func (w *Workload) ReadsOn(br string) []Op {
+	draws := w.readDraws(br)
+	ops := make([]Op, 0, len(draws))
+	for _, d := range draws {
+		draw := d.draw
+		answer := func(ctx context.Context) (any, error) { return draw().call(ctx) }
+		ops = append(ops, Op{Name: d.name, Target: d.target, Answer: answer,
+			RLS: func(ctx context.Context) error {
+				_, err := answer(ctx)
+				return err
+			},
+			// The owner runs the read's SQL function, the same SQL EXPLAIN sees.
+			Owner: func(ctx context.Context) error {
+				c := draw()
+				return w.ownerRead(ctx, c.sql, c.args...)
+			},
+			Explain: func() (string, []any) {
+				c := draw()
+				return c.sql, c.args
+			}})
+	}
+	return ops
+}
+
+// readCall is one call of a read on drawn inputs in its three forms: the
+// read's SQL function (what the owner runs and EXPLAIN sees), the call
+// through package reads (what Keeper serves) and the path of the HTTP GET
+// under the branch (what an agent sends Keeper).
+type readCall struct {
+	sql  string
+	args []any
+	path string
+	call func(ctx context.Context) (any, error)
+}
+
+// readDraw is a read of design section 6 with its p95 budget; each draw
+// takes the next inputs of the read's own streams.
+type readDraw struct {
+	name   string
+	target time.Duration
+	draw   func() readCall
+}
+
+// readDraws returns the reads of readNames on a branch, in report order.
+// Two calls draw the same inputs in the same order.
+func (w *Workload) readDraws(br string) []readDraw {
 	def := reads.DefaultConfig()
 	pageKinds := w.keys(2)
 	queryWords := &cycle[string]{items: supply.Words(w.Seed, w.Calls)}
@@ -242,112 +288,106 @@ func (w *Workload) ReadsOn(br string) []Op {
 	phrases := &cycle[string]{items: supply.Queries(w.Seed+2, w.Calls)}
 	suppliers := w.supplierKeys(3)
 	mentions := w.mentions(4)
-	keysFor := func(stream uint64) *cycle[kindKey] { return w.keys(stream) }
+	record := func(key string) string { return "/records/" + url.PathEscape(key) }
 
-	ops := make([]Op, 0, len(readNames))
+	out := make([]readDraw, 0, len(readNames))
 	for i, name := range readNames {
-		keys := keysFor(uint64(10 + i))
-		var op Op
+		keys := w.keys(uint64(10 + i))
+		var draw func() readCall
+		var target time.Duration
 		switch name {
 		case "get by key":
-			op = Op{Target: 5 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_get($1, $2, NULL)`, []any{br, keys.take().key}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.Get(ctx, w.DomainID, br, keys.take().key, "")
-				}}
+			target = 5 * time.Millisecond
+			draw = func() readCall {
+				k := keys.take().key
+				return readCall{sql: `SELECT * FROM lb_get($1, $2, NULL)`, args: []any{br, k}, path: record(k),
+					call: func(ctx context.Context) (any, error) { return w.Reader.Get(ctx, w.DomainID, br, k, "") }}
+			}
 		case "list page of 50":
-			op = Op{Target: 20 * time.Millisecond,
-				Explain: func() (string, []any) {
-					k := pageKinds.take()
-					return `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, []any{br, k.kind, k.key, 51}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					k := pageKinds.take()
-					return w.Reader.Page(ctx, w.DomainID, br, reads.PageQuery{Kind: k.kind, After: k.key, Limit: 50})
-				}}
+			target = 20 * time.Millisecond
+			draw = func() readCall {
+				k := pageKinds.take()
+				return readCall{sql: `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, args: []any{br, k.kind, k.key, 51},
+					path: "/records?" + url.Values{"kind": {k.kind}, "after": {k.key}, "limit": {"50"}}.Encode(),
+					call: func(ctx context.Context) (any, error) {
+						return w.Reader.Page(ctx, w.DomainID, br, reads.PageQuery{Kind: k.kind, After: k.key, Limit: 50})
+					}}
+			}
 		case "links of a record":
-			op = Op{Target: 10 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, []any{br, keys.take().key, "both", ""}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.Links(ctx, w.DomainID, br, keys.take().key, reads.LinksQuery{Direction: "both"})
-				}}
+			target = 10 * time.Millisecond
+			draw = func() readCall {
+				k := keys.take().key
+				return readCall{sql: `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, args: []any{br, k, "both", ""},
+					path: record(k) + "/links?direction=both",
+					call: func(ctx context.Context) (any, error) {
+						return w.Reader.Links(ctx, w.DomainID, br, k, reads.LinksQuery{Direction: "both"})
+					}}
+			}
 		case "2-hop neighborhood":
-			op = Op{Target: 30 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, []any{br, keys.take().key, 2, 200, def.NeighborhoodFanout}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.Neighborhood(ctx, w.DomainID, br, keys.take().key, 2, 200)
-				}}
+			target = 30 * time.Millisecond
+			draw = func() readCall {
+				k := keys.take().key
+				return readCall{sql: `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, args: []any{br, k, 2, 200, def.NeighborhoodFanout},
+					path: record(k) + "/neighborhood?depth=2&limit=200",
+					call: func(ctx context.Context) (any, error) { return w.Reader.Neighborhood(ctx, w.DomainID, br, k, 2, 200) }}
+			}
 		case "query by indexed attribute":
 			// The purchase orders of a Supplier: PurchaseOrder.supplier is indexed.
-			op = Op{Target: 25 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`, []any{br, supply.KindPurchaseOrder, "supplier", suppliers.take(), "", 51}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
-						Attribute: "supplier", Value: suppliers.take(), Limit: 50})
-				}}
+			target = 25 * time.Millisecond
+			draw = func() readCall {
+				s := suppliers.take()
+				return readCall{sql: `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`,
+					args: []any{br, supply.KindPurchaseOrder, "supplier", s, "", 51},
+					path: "/records?" + url.Values{"kind": {supply.KindPurchaseOrder}, "attribute": {"supplier"}, "value": {s}, "limit": {"50"}}.Encode(),
+					call: func(ctx context.Context) (any, error) {
+						return w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
+							Attribute: "supplier", Value: s, Limit: 50})
+					}}
+			}
 		case "full-text search", "typo-tolerant full-text search", "partial-match full-text search":
+			target = 50 * time.Millisecond
 			qs := map[string]*cycle[string]{"full-text search": queryWords, "typo-tolerant full-text search": typoWords,
 				"partial-match full-text search": phrases}[name]
-			op = Op{Target: 50 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`, []any{br, qs.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: qs.take()})
-				}}
+			draw = func() readCall {
+				q := qs.take()
+				return readCall{sql: `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`,
+					args: []any{br, q, "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates},
+					path: "/search?" + url.Values{"q": {q}, "limit": {strconv.Itoa(def.SearchDefaultLimit)}}.Encode(),
+					call: func(ctx context.Context) (any, error) {
+						return w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: q})
+					}}
+			}
 		case "entity resolution":
 			// No budget in design section 6; held to the search budget.
-			op = Op{Target: 50 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`, []any{br, mentions.take(), "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.Resolve(ctx, w.DomainID, br, mentions.take(), "", 0)
-				}}
+			target = 50 * time.Millisecond
+			draw = func() readCall {
+				m := mentions.take()
+				return readCall{sql: `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`,
+					args: []any{br, m, "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates},
+					path: "/resolve?" + url.Values{"mention": {m}, "limit": {strconv.Itoa(def.SearchDefaultLimit)}}.Encode(),
+					call: func(ctx context.Context) (any, error) { return w.Reader.Resolve(ctx, w.DomainID, br, m, "", 0) }}
+			}
 		case "record history page":
-			op = Op{Target: 10 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`, []any{br, keys.take().key, "", def.HistoryDefaultLimit + 1}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.History(ctx, w.DomainID, br, keys.take().key, 0, "")
-				}}
+			target = 10 * time.Millisecond
+			draw = func() readCall {
+				k := keys.take().key
+				return readCall{sql: `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`, args: []any{br, k, "", def.HistoryDefaultLimit + 1},
+					path: record(k) + "/history?limit=" + strconv.Itoa(def.HistoryDefaultLimit),
+					call: func(ctx context.Context) (any, error) { return w.Reader.History(ctx, w.DomainID, br, k, 0, "") }}
+			}
 		case "record lineage":
-			op = Op{Target: 10 * time.Millisecond,
-				Explain: func() (string, []any) {
-					return `SELECT * FROM lb_lineage($1, $2)`, []any{br, keys.take().key}
-				},
-				Answer: func(ctx context.Context) (any, error) {
-					return w.Reader.Lineage(ctx, w.DomainID, br, keys.take().key)
-				}}
+			target = 10 * time.Millisecond
+			draw = func() readCall {
+				k := keys.take().key
+				return readCall{sql: `SELECT * FROM lb_lineage($1, $2)`, args: []any{br, k}, path: record(k) + "/lineage",
+					call: func(ctx context.Context) (any, error) { return w.Reader.Lineage(ctx, w.DomainID, br, k) }}
+			}
 		default:
 			continue
 		}
-		op.Name = name
-		if ans := op.Answer; ans != nil {
-			op.RLS = func(ctx context.Context) error {
-				_, err := ans(ctx)
-				return err
-			}
-		}
-		if call := op.Explain; call != nil && op.Owner == nil {
-			// The owner runs the read's SQL function, the same SQL EXPLAIN sees.
-			op.Owner = func(ctx context.Context) error {
-				q, args := call()
-				return w.ownerRead(ctx, q, args...)
-			}
-		}
-		ops = append(ops, op)
+		out = append(out, readDraw{name: name, target: target, draw: draw})
 	}
-	return ops
+	return out
 }
 
 // supplierKeys draws Supplier keys uniformly.

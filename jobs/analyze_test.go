@@ -32,9 +32,7 @@ import (
 func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	big, err := s.CreateDomain(ctx, "big")
 	require.NoError(t, err)
 	d := pgtest.DomainBeside(t, s.Pool, big.ID, func(name string) (*store.Domain, int32) {
@@ -157,9 +155,7 @@ func TestAnalyzeJobPutsANewDomainInTheStatistics(t *testing.T) {
 func TestAnalyzeQueuedEveryRevisionsOfSmallCommits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "small")
 	require.NoError(t, err)
 	client, err := jobs.NewClient(s.Pool, nil, nil, slog.New(slog.DiscardHandler))

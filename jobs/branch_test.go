@@ -42,9 +42,7 @@ type fixture struct {
 func newFixture(t testing.TB, n int) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "d")
 	require.NoError(t, err)
 	f := &fixture{s: s, domain: d.ID, n: n}

@@ -75,9 +75,7 @@ func leftovers(t *testing.T, s *store.Store, domainID int32, indexes []string) m
 func TestDomainDeleteLeavesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := pgtest.Store(t)
 	pipe := commit.New(s, commit.Config{})
 	e := &jobs.Embedder{Store: s, Embedders: embed.NewSet(nil)}
 	noQueue := store.BranchJobs{
@@ -129,7 +127,7 @@ func TestDomainDeleteLeavesNothing(t *testing.T) {
 	require.Equal(t, before, keptBefore)
 
 	// The domains row alone: its cascade leaves the Domain's data behind.
-	_, err = s.Pool.Exec(ctx, `DELETE FROM domains WHERE id = $1`, cascaded)
+	_, err := s.Pool.Exec(ctx, `DELETE FROM domains WHERE id = $1`, cascaded)
 	require.NoError(t, err)
 	left := leftovers(t, s, cascaded, cascadedIndexes)
 	require.Contains(t, left, "sequence revision_number")

@@ -46,9 +46,7 @@ func TestIndexBuildsForSchema(t *testing.T) {
 func TestIndexJobBuildsAnIndexTheQueryUses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "idx")
 	require.NoError(t, err)
 	var branch int32
@@ -140,9 +138,7 @@ func explainAsApp(t *testing.T, s *store.Store, domainID int32, companion string
 func TestLateIndexJobForADeletedBranchDoesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "late")
 	require.NoError(t, err)
 	var branch int32
@@ -184,9 +180,7 @@ func TestIndexesAreRecordedAndDropped(t *testing.T) {
 	require.Empty(t, jobs.IndexDropsForSchema(&withIdx, &withIdx))
 	require.Empty(t, jobs.IndexDropsForSchema(nil, &withIdx))
 
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	d, err := s.CreateDomain(ctx, "rec")
 	require.NoError(t, err)
 	var branch int32
@@ -239,9 +233,7 @@ func TestIndexesAreRecordedAndDropped(t *testing.T) {
 func TestIndexBuildCoversACommitInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	pipe := commit.New(s, commit.Config{})
 	a := countrySuppliers(t, s, pipe, "inflight", 50, 5)
 	branch := a.BranchID
@@ -349,9 +341,7 @@ func ptr(s string) *string { return &s }
 func TestIndexBuildsOfTwoDomainsDoNotWaitForEachOther(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	pipe := commit.New(s, commit.Config{})
 	args := map[string]jobs.IndexArgs{}
 	for _, name := range []string{"slow", "other"} {

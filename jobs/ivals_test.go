@@ -181,9 +181,7 @@ func (f *ivalsFixture) requireIvalsOf(t *testing.T, all bool, want ...string) {
 func TestSchemaChangeIndexesRewriteEachRecordOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	f := newIvalsFixture(t, s, "once")
 	f.putSchema(t)
 	f.commit(t, 300)
@@ -209,10 +207,7 @@ func TestSchemaChangeIndexesRewriteEachRecordOnce(t *testing.T) {
 // Record's ivals are its values of the recorded Attributes.
 func TestIvalsFollowTheRecordedIndexes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	f := newIvalsFixture(t, s, "follow")
 	f.putSchema(t)
 	f.commit(t, 40)
@@ -256,9 +251,7 @@ func TestIvalsFollowTheRecordedIndexes(t *testing.T) {
 func TestDropDuringABuildOfTheSameKind(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	f := newIvalsFixture(t, s, "race")
 	f.putSchema(t)
 	f.commit(t, 60)
@@ -291,7 +284,7 @@ func TestDropDuringABuildOfTheSameKind(t *testing.T) {
 	}
 	// The schema stops indexing vat and its drop runs while the batch,
 	// which read vat as recorded, has not written yet.
-	_, err = s.Pool.Exec(ctx, `UPDATE schemas SET compiled = $3 WHERE domain_id = $1 AND branch_id = $2`,
+	_, err := s.Pool.Exec(ctx, `UPDATE schemas SET compiled = $3 WHERE domain_id = $1 AND branch_id = $2`,
 		f.domain, f.branch, `{"kinds":{"Supplier":{"name":"Supplier","title":"name","attributes":[
 			{"name":"name","type":"text","required":true},{"name":"country","type":"text","indexed":true},
 			{"name":"vat","type":"text"},{"name":"tier","type":"text"}]}},"relations":{}}`)
@@ -334,9 +327,7 @@ func TestDropDuringABuildOfTheSameKind(t *testing.T) {
 func TestRecordIndexesStaysInItsDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	victim := newIvalsFixture(t, s, "victim")
 	victim.putSchema(t, "country")
 	hostile := newIvalsFixture(t, s, "hostile")
@@ -413,9 +404,7 @@ func TestRecordIndexesStaysInItsDomain(t *testing.T) {
 func TestIndexNameInSQL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	for _, tc := range []struct {
 		domain, branch  int32
 		kind, attribute string
@@ -438,9 +427,7 @@ func TestIndexNameInSQL(t *testing.T) {
 func TestOverlayIndexesRewriteEachRecordOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	s := pgtest.Store(t)
 	f := newIvalsFixture(t, s, "overlay-once")
 	f.putSchema(t, "country", "vat")
 	f.runJobs(t)

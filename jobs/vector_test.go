@@ -269,9 +269,7 @@ func TestDeleteRemovesTheBranchsVectors(t *testing.T) {
 func TestReembedKindsSideBySide(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := pgtest.Store(t)
 	dom, err := s.CreateDomain(ctx, "vec")
 	require.NoError(t, err)
 	pipe := commit.New(s, commit.Config{})

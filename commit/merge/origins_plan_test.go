@@ -23,9 +23,7 @@ import (
 func TestOriginsKeptPlanOfAnotherDomainProbesByKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
-	require.NoError(t, err)
-	t.Cleanup(s.Close)
+	s := pgtest.Store(t)
 	type domain struct{ id, branch int32 }
 	// write gives a Domain one Revision (seq 1) and n history rows at it.
 	write := func(name string, n int) domain {
@@ -43,7 +41,7 @@ func TestOriginsKeptPlanOfAnotherDomainProbesByKey(t *testing.T) {
 		return out
 	}
 	big := write("origins-big", 20000)
-	_, err = s.Pool.Exec(ctx, `ANALYZE mat_history`)
+	_, err := s.Pool.Exec(ctx, `ANALYZE mat_history`)
 	require.NoError(t, err)
 	_, err = s.Pool.Exec(ctx, `ANALYZE revisions`)
 	require.NoError(t, err)

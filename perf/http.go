@@ -152,7 +152,7 @@ func (r *Report) writeHTTP(p func(string, ...any)) {
 		p("Not measured: %s", r.HTTPSkipped)
 		return
 	}
-	p("A Keeper (default configuration, response cache off so every call reaches PostgreSQL) on a loopback port, one client with keep-alive connections and a reader token; each call is a GET whose JSON body is decoded into generic JSON values, on the keys and queries the reads above draw, in the same order. In process: the same read's rls p50 through package reads above (its warm pass in a cold and warm run); HTTP adds: the difference of the two p50s. Ratio to floor: p50 over the floor's rls p50 (the bare primary-key SELECT through store.Read).")
+	p("A Keeper (default configuration, response cache off so every call reaches PostgreSQL) on a loopback port, one client with keep-alive connections and a reader token; each call is a GET whose JSON body is decoded into generic JSON values, on the keys and queries the reads above draw (in a cold and warm run, those of the rls passes), in the same order. In process: the same read's rls p50 through package reads above (its warm pass in a cold and warm run); HTTP adds: the difference of the two p50s. Ratio to floor: p50 over the floor's rls p50 (the bare primary-key SELECT through store.Read).")
 	p("")
 	p("| Operation | Target p95 | p50 | p95 | p99 | in process p50 | HTTP adds at p50 | ratio to floor |")
 	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

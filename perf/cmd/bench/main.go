@@ -217,6 +217,7 @@ func run() error {
 			return err
 		}
 		rep.Floor = floor[0]
+		httpW := w
 		readsOf := func(w *perf.Workload) []perf.Op {
 			ops := w.Reads()
 			switch {
@@ -243,6 +244,9 @@ func run() error {
 			}
 			rep.ColdWarm, err = h.RunColdWarm(ctx, func(seed uint64) []perf.Op { return readsOf(w.WithSeed(seed)) },
 				seed, seed+1, &rep.Floor, func(pass string) { snap("after the " + pass + " pass") })
+			// The reads over HTTP draw the rls passes' keys and queries, so
+			// that each is set beside the same calls in process, warm.
+			httpW = w.WithSeed(seed + 1)
 			if err != nil {
 				return err
 			}
@@ -266,7 +270,7 @@ func run() error {
 		explainReads(ctx, rep, w, *explain, *explainSamples)
 		if *httpReads {
 			fmt.Fprintln(os.Stderr, "bench: reads over HTTP")
-			if err := overHTTP(ctx, rep, w, h, gateOpts); err != nil {
+			if err := overHTTP(ctx, rep, httpW, h, gateOpts); err != nil {
 				if ctx.Err() != nil {
 					return err
 				}

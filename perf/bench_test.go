@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 )
@@ -126,15 +125,8 @@ func TestReportRenders(t *testing.T) {
 func TestWorkloadOnLoadedDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	cfg := supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}
-	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
-	require.NoError(t, err)
-	gen, err := supply.New(cfg)
-	require.NoError(t, err)
-	w, err := perf.NewWorkload(ctx, s, gen, 3, 4)
-	require.NoError(t, err)
-	_, err = w.BuildIndexes(ctx)
+	w := loadedWorkload(t, supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}, 3, 4)
+	_, err := w.BuildIndexes(ctx)
 	require.NoError(t, err)
 	words, err := w.SearchWordMatches(ctx)
 	require.NoError(t, err)

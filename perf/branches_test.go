@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/commit"
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/jobs"
 	"github.com/lorebase/lorebase/perf"
@@ -19,14 +18,7 @@ import (
 func TestMeasureBranches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	cfg := supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}
-	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
-	require.NoError(t, err)
-	gen, err := supply.New(cfg)
-	require.NoError(t, err)
-	w, err := perf.NewWorkload(ctx, s, gen, 3, 4)
-	require.NoError(t, err)
+	w := loadedWorkload(t, supply.Config{Seed: 2, Scale: 1, ExtraLinks: 1}, 3, 4)
 	for _, tc := range []struct {
 		name     string
 		skipCopy bool
@@ -86,14 +78,8 @@ func TestMeasureBranches(t *testing.T) {
 func TestCompareAnswers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	cfg := supply.Config{Seed: 5, Scale: 1, ExtraLinks: 1}
-	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
-	require.NoError(t, err)
-	gen, err := supply.New(cfg)
-	require.NoError(t, err)
-	w, err := perf.NewWorkload(ctx, s, gen, 3, 8)
-	require.NoError(t, err)
+	w := loadedWorkload(t, supply.Config{Seed: 5, Scale: 1, ExtraLinks: 1}, 3, 8)
+	s := w.Store
 	client, err := jobs.NewClient(s.Pool, nil, nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	_, err = s.CreateBranch(ctx, w.DomainID, store.CreateBranchRequest{Name: "cmp", From: perf.Branch, Mode: store.ModeOverlay}, jobs.Queue(client))
@@ -107,7 +93,7 @@ func TestCompareAnswers(t *testing.T) {
 		require.Zero(t, c.Different, "%s: %s", c.Name, c.First)
 	}
 
-	changes, err := w.PartUpdates(rand.New(rand.NewPCG(1, 2)), gen.Counts().Parts)
+	changes, err := w.PartUpdates(rand.New(rand.NewPCG(1, 2)), w.Gen.Counts().Parts)
 	require.NoError(t, err)
 	_, err = w.Pipeline.Commit(ctx, w.DomainID, perf.Branch, &commit.Request{Message: "every Part", Author: "test", Changes: changes}, "")
 	require.NoError(t, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/storagecli"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
@@ -198,15 +197,8 @@ func TestReportRendersColdWarmAndDiagnosis(t *testing.T) {
 func TestColdWarmOnLoadedDomain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	cfg := supply.Config{Seed: 4, Scale: 1, ExtraLinks: 1}
-	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
-	require.NoError(t, err)
-	gen, err := supply.New(cfg)
-	require.NoError(t, err)
-	w, err := perf.NewWorkload(ctx, s, gen, 3, 6)
-	require.NoError(t, err)
-	_, err = w.BuildIndexes(ctx)
+	w := loadedWorkload(t, supply.Config{Seed: 4, Scale: 1, ExtraLinks: 1}, 3, 6)
+	_, err := w.BuildIndexes(ctx)
 	require.NoError(t, err)
 
 	require.NoError(t, w.EnableBuffercache(ctx))

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
 )
@@ -20,16 +19,9 @@ import (
 func TestHTTPReadsAnswerAsTheReads(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := pgtest.Store(t)
-	cfg := supply.Config{Seed: 4, Scale: 1, ExtraLinks: 1}
-	_, err := perf.Load(ctx, s, perf.LoadOptions{Supply: cfg, SkipVacuum: true})
-	require.NoError(t, err)
-	gen, err := supply.New(cfg)
-	require.NoError(t, err)
 	const calls = 6
-	w, err := perf.NewWorkload(ctx, s, gen, 5, calls)
-	require.NoError(t, err)
-	_, err = w.BuildIndexes(ctx)
+	w := loadedWorkload(t, supply.Config{Seed: 4, Scale: 1, ExtraLinks: 1}, 5, calls)
+	_, err := w.BuildIndexes(ctx)
 	require.NoError(t, err)
 	hk, err := w.StartKeeper(ctx)
 	require.NoError(t, err)

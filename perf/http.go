@@ -135,7 +135,7 @@ func (w *Workload) HTTPReads(hk *HTTPKeeper) []Op {
 	draws := w.readDraws(Branch)
 	ops := make([]Op, 0, len(draws)+1)
 	for _, d := range draws {
-		ops = append(ops, op(d.name, d.target, func() string { return d.draw().path }))
+		ops = append(ops, op(d.name, d.target, func() string { return d.draw().path() }))
 	}
 	return append(ops, op("search q=steel", 50*time.Millisecond, func() string { return "/search?q=steel" }))
 }

@@ -261,7 +261,9 @@ func (w *Workload) ReadsOn(br string) []Op {
 type readCall struct {
 	sql  string
 	args []any
-	path string
+	// path builds the HTTP path only when asked, so the in-process calls
+	// do not time its encoding.
+	path func() string
 	call func(ctx context.Context) (any, error)
 }
 
@@ -300,7 +302,7 @@ func (w *Workload) readDraws(br string) []readDraw {
 			target = 5 * time.Millisecond
 			draw = func() readCall {
 				k := keys.take().key
-				return readCall{sql: `SELECT * FROM lb_get($1, $2, NULL)`, args: []any{br, k}, path: record(k),
+				return readCall{sql: `SELECT * FROM lb_get($1, $2, NULL)`, args: []any{br, k}, path: func() string { return record(k) },
 					call: func(ctx context.Context) (any, error) { return w.Reader.Get(ctx, w.DomainID, br, k, "") }}
 			}
 		case "list page of 50":
@@ -308,7 +310,9 @@ func (w *Workload) readDraws(br string) []readDraw {
 			draw = func() readCall {
 				k := pageKinds.take()
 				return readCall{sql: `SELECT * FROM lb_page($1, $2, $3, $4, NULL)`, args: []any{br, k.kind, k.key, 51},
-					path: "/records?" + url.Values{"kind": {k.kind}, "after": {k.key}, "limit": {"50"}}.Encode(),
+					path: func() string {
+						return "/records?" + url.Values{"kind": {k.kind}, "after": {k.key}, "limit": {"50"}}.Encode()
+					},
 					call: func(ctx context.Context) (any, error) {
 						return w.Reader.Page(ctx, w.DomainID, br, reads.PageQuery{Kind: k.kind, After: k.key, Limit: 50})
 					}}
@@ -318,7 +322,7 @@ func (w *Workload) readDraws(br string) []readDraw {
 			draw = func() readCall {
 				k := keys.take().key
 				return readCall{sql: `SELECT * FROM lb_links($1, $2, $3, $4, NULL)`, args: []any{br, k, "both", ""},
-					path: record(k) + "/links?direction=both",
+					path: func() string { return record(k) + "/links?direction=both" },
 					call: func(ctx context.Context) (any, error) {
 						return w.Reader.Links(ctx, w.DomainID, br, k, reads.LinksQuery{Direction: "both"})
 					}}
@@ -328,7 +332,7 @@ func (w *Workload) readDraws(br string) []readDraw {
 			draw = func() readCall {
 				k := keys.take().key
 				return readCall{sql: `SELECT * FROM lb_neighborhood($1, $2, $3, $4, $5)`, args: []any{br, k, 2, 200, def.NeighborhoodFanout},
-					path: record(k) + "/neighborhood?depth=2&limit=200",
+					path: func() string { return record(k) + "/neighborhood?depth=2&limit=200" },
 					call: func(ctx context.Context) (any, error) { return w.Reader.Neighborhood(ctx, w.DomainID, br, k, 2, 200) }}
 			}
 		case "query by indexed attribute":
@@ -338,7 +342,9 @@ func (w *Workload) readDraws(br string) []readDraw {
 				s := suppliers.take()
 				return readCall{sql: `SELECT * FROM lb_query_by_attribute($1, $2, $3, $4, $5, $6)`,
 					args: []any{br, supply.KindPurchaseOrder, "supplier", s, "", 51},
-					path: "/records?" + url.Values{"kind": {supply.KindPurchaseOrder}, "attribute": {"supplier"}, "value": {s}, "limit": {"50"}}.Encode(),
+					path: func() string {
+						return "/records?" + url.Values{"kind": {supply.KindPurchaseOrder}, "attribute": {"supplier"}, "value": {s}, "limit": {"50"}}.Encode()
+					},
 					call: func(ctx context.Context) (any, error) {
 						return w.Reader.QueryByAttribute(ctx, w.DomainID, br, reads.PageQuery{Kind: supply.KindPurchaseOrder,
 							Attribute: "supplier", Value: s, Limit: 50})
@@ -352,7 +358,9 @@ func (w *Workload) readDraws(br string) []readDraw {
 				q := qs.take()
 				return readCall{sql: `SELECT * FROM lb_search($1, $2, $3, $4, NULL, $5, $6, $7)`,
 					args: []any{br, q, "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialMinResults, def.PartialCandidates},
-					path: "/search?" + url.Values{"q": {q}, "limit": {strconv.Itoa(def.SearchDefaultLimit)}}.Encode(),
+					path: func() string {
+						return "/search?" + url.Values{"q": {q}, "limit": {strconv.Itoa(def.SearchDefaultLimit)}}.Encode()
+					},
 					call: func(ctx context.Context) (any, error) {
 						return w.Reader.Search(ctx, w.DomainID, br, reads.SearchQuery{Q: q})
 					}}
@@ -364,7 +372,9 @@ func (w *Workload) readDraws(br string) []readDraw {
 				m := mentions.take()
 				return readCall{sql: `SELECT * FROM lb_resolve($1, $2, $3, $4, $5, $6)`,
 					args: []any{br, m, "", def.SearchDefaultLimit, def.SearchCandidates, def.PartialCandidates},
-					path: "/resolve?" + url.Values{"mention": {m}, "limit": {strconv.Itoa(def.SearchDefaultLimit)}}.Encode(),
+					path: func() string {
+						return "/resolve?" + url.Values{"mention": {m}, "limit": {strconv.Itoa(def.SearchDefaultLimit)}}.Encode()
+					},
 					call: func(ctx context.Context) (any, error) { return w.Reader.Resolve(ctx, w.DomainID, br, m, "", 0) }}
 			}
 		case "record history page":
@@ -372,14 +382,14 @@ func (w *Workload) readDraws(br string) []readDraw {
 			draw = func() readCall {
 				k := keys.take().key
 				return readCall{sql: `SELECT * FROM lb_history($1, $2, lb_rev_seq($3), $4)`, args: []any{br, k, "", def.HistoryDefaultLimit + 1},
-					path: record(k) + "/history?limit=" + strconv.Itoa(def.HistoryDefaultLimit),
+					path: func() string { return record(k) + "/history?limit=" + strconv.Itoa(def.HistoryDefaultLimit) },
 					call: func(ctx context.Context) (any, error) { return w.Reader.History(ctx, w.DomainID, br, k, 0, "") }}
 			}
 		case "record lineage":
 			target = 10 * time.Millisecond
 			draw = func() readCall {
 				k := keys.take().key
-				return readCall{sql: `SELECT * FROM lb_lineage($1, $2)`, args: []any{br, k}, path: record(k) + "/lineage",
+				return readCall{sql: `SELECT * FROM lb_lineage($1, $2)`, args: []any{br, k}, path: func() string { return record(k) + "/lineage" },
 					call: func(ctx context.Context) (any, error) { return w.Reader.Lineage(ctx, w.DomainID, br, k) }}
 			}
 		default:

@@ -116,12 +116,20 @@ func (w *Sweeper) Sweep(ctx context.Context) (int, error) {
 // Run sweeps at once and then every interval until ctx ends. Errors are
 // logged; the next sweep tries again.
 func (w *Sweeper) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	every(ctx, interval, func() {
 		if _, err := w.Sweep(ctx); err != nil && ctx.Err() == nil && w.Log != nil {
 			w.Log.Warn("sweep failed; retrying at the next", "err", err)
 		}
+	})
+}
+
+// every runs pass at once and then every interval until ctx ends (a pass
+// still running when ctx ends finishes first).
+func every(ctx context.Context, interval time.Duration, pass func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		pass()
 		select {
 		case <-ctx.Done():
 			return

@@ -120,6 +120,10 @@ func (w *Warmer) Warm(ctx context.Context) (*WarmResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the write path's primary keys: %w", err)
 	}
+	chunk := w.chunk
+	if chunk <= 0 {
+		chunk = warmChunk
+	}
 	var used int64
 	for i, ix := range list {
 		if used+ix.blocks > res.Budget {
@@ -127,10 +131,6 @@ func (w *Warmer) Warm(ctx context.Context) (*WarmResult, error) {
 				res.Skipped = append(res.Skipped, rest.name)
 			}
 			break
-		}
-		chunk := w.chunk
-		if chunk <= 0 {
-			chunk = warmChunk
 		}
 		var loaded int64
 		for first := int64(0); first < ix.blocks; first += chunk {
@@ -150,10 +150,8 @@ func (w *Warmer) Warm(ctx context.Context) (*WarmResult, error) {
 // logged and the next pass tries again; a missing pg_prewarm is logged
 // once.
 func (w *Warmer) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	toldMissing, toldSkipped := false, false
-	for {
+	every(ctx, interval, func() {
 		res, err := w.Warm(ctx)
 		switch {
 		case err != nil:
@@ -167,17 +165,13 @@ func (w *Warmer) Run(ctx context.Context, interval time.Duration) {
 			toldMissing = true
 		case len(res.Skipped) > 0:
 			if !toldSkipped && w.Log != nil {
-				w.Log.Info("some of the write path's primary keys are past a quarter of shared_buffers and are not kept warm", "skipped", res.Skipped)
+				w.Log.Info("some of the write path's primary keys are past the Warmer's share of shared_buffers and are not kept warm",
+					"skipped", res.Skipped, "budget_blocks", res.Budget)
 			}
 			toldSkipped = true
 		}
 		if w.passed != nil {
 			w.passed()
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }

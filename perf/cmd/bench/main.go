@@ -244,12 +244,12 @@ func run() error {
 			}
 			rep.ColdWarm, err = h.RunColdWarm(ctx, func(seed uint64) []perf.Op { return readsOf(w.WithSeed(seed)) },
 				seed, seed+1, &rep.Floor, func(pass string) { snap("after the " + pass + " pass") })
-			// The reads over HTTP draw the rls passes' keys and queries, so
-			// that each is set beside the same calls in process, warm.
-			httpW = w.WithSeed(seed + 1)
 			if err != nil {
 				return err
 			}
+			// The reads over HTTP draw the rls passes' keys and queries, so
+			// that each is set beside the same calls in process, warm.
+			httpW = w.WithSeed(seed + 1)
 			rep.Reads = rep.ColdWarm.Warm
 		} else {
 			if rep.Reads, err = h.Run(ctx, readsOf(w), &rep.Floor); err != nil {

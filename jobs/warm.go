@@ -108,15 +108,11 @@ func (w *Warmer) Warm(ctx context.Context) (*WarmResult, error) {
 		return nil, fmt.Errorf("list the write path's primary keys: %w", err)
 	}
 	type index struct {
-		oid    uint32
-		name   string
-		blocks int64
+		OID    uint32
+		Name   string
+		Blocks int64
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (index, error) {
-		var ix index
-		err := r.Scan(&ix.oid, &ix.name, &ix.blocks)
-		return ix, err
-	})
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[index])
 	if err != nil {
 		return nil, fmt.Errorf("list the write path's primary keys: %w", err)
 	}
@@ -126,22 +122,22 @@ func (w *Warmer) Warm(ctx context.Context) (*WarmResult, error) {
 	}
 	var used int64
 	for i, ix := range list {
-		if used+ix.blocks > res.Budget {
+		if used+ix.Blocks > res.Budget {
 			for _, rest := range list[i:] {
-				res.Skipped = append(res.Skipped, rest.name)
+				res.Skipped = append(res.Skipped, rest.Name)
 			}
 			break
 		}
 		var loaded int64
-		for first := int64(0); first < ix.blocks; first += chunk {
+		for first := int64(0); first < ix.Blocks; first += chunk {
 			var n int64
-			if err := w.Store.Pool.QueryRow(ctx, warmSQL, ix.oid, first, chunk).Scan(&n); err != nil {
-				return res, fmt.Errorf("warm %s: %w", ix.name, err)
+			if err := w.Store.Pool.QueryRow(ctx, warmSQL, ix.OID, first, chunk).Scan(&n); err != nil {
+				return res, fmt.Errorf("warm %s: %w", ix.Name, err)
 			}
 			loaded += n
 		}
-		used += ix.blocks
-		res.Warmed = append(res.Warmed, WarmIndex{Name: ix.name, Blocks: ix.blocks, Loaded: loaded})
+		used += ix.Blocks
+		res.Warmed = append(res.Warmed, WarmIndex{Name: ix.Name, Blocks: ix.Blocks, Loaded: loaded})
 	}
 	return res, nil
 }

@@ -253,6 +253,62 @@ func TestSearchMisspelledTierPairs(t *testing.T) {
 	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 }
 
+// TestSearchOthersRest: what a Record holding one of a query's rarer
+// corrections must match besides (lb_search_others_rest). When every such
+// word belongs to one term, the other terms k - 1 at a time, without that
+// term's common words (whose posting lists the GIN index would otherwise
+// decode whole); otherwise the terms k at a time.
+func TestSearchOthersRest(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	three := []string{"gasket | gaskets | gaskte", "supply", "valve"}
+	cases := []struct {
+		name   string
+		terms  []string
+		words  []string
+		masks  []int32
+		common []string
+		k      int
+		want   string
+	}{
+		{"three terms, the others of the first", three,
+			[]string{"gasket", "gaskets", "gaskte", "supply", "valve"}, []int32{1, 1, 1, 2, 4},
+			[]string{"gasket", "supply", "valve"}, 2, "supply | valve"},
+		{"three terms, the others of the last", []string{"supply", "valve", "seal | steal | sael"},
+			[]string{"sael", "seal", "steal", "supply", "valve"}, []int32{4, 4, 4, 1, 2},
+			[]string{"steal", "supply", "valve"}, 2, "supply | valve"},
+		{"three terms, the others of the second", []string{"supply", "seal | steal", "valve"},
+			[]string{"seal", "steal", "supply", "valve"}, []int32{2, 2, 1, 4},
+			[]string{"steal", "supply", "valve"}, 2, "supply | valve"},
+		{"two terms: the other term", []string{"steel | setel | set", "supply"},
+			[]string{"set", "setel", "steel", "supply"}, []int32{1, 1, 1, 2},
+			[]string{"steel", "supply"}, 2, "supply"},
+		{"others in two terms: every pair of terms", []string{"gasket | gaskte", "supply | suply", "valve"},
+			[]string{"gasket", "gaskte", "suply", "supply", "valve"}, []int32{1, 1, 2, 2, 4},
+			[]string{"gasket", "supply", "valve"}, 2,
+			"(gasket | gaskte) & (supply | suply) | (gasket | gaskte) & valve | (supply | suply) & valve"},
+		{"another word in two terms: every pair of terms", []string{"gasket | gaskte", "gaskte | valve", "supply"},
+			[]string{"gasket", "gaskte", "supply", "valve"}, []int32{1, 3, 4, 2},
+			[]string{"gasket", "supply", "valve"}, 2,
+			"(gasket | gaskte) & (gaskte | valve) | (gasket | gaskte) & supply | (gaskte | valve) & supply"},
+		{"no others: every pair of terms", three,
+			[]string{"gasket", "gaskets", "gaskte", "supply", "valve"}, []int32{1, 1, 1, 2, 4},
+			[]string{"gasket", "gaskets", "gaskte", "supply", "valve"}, 2,
+			"(gasket | gaskets | gaskte) & supply | (gasket | gaskets | gaskte) & valve | supply & valve"},
+		{"one term at a time: the terms", three,
+			[]string{"gasket", "gaskets", "gaskte", "supply", "valve"}, []int32{1, 1, 1, 2, 4},
+			[]string{"gasket", "supply", "valve"}, 1, "(gasket | gaskets | gaskte) | supply | valve"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got, want string
+			require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT lb_search_others_rest($1::text[]::tsquery[], $2, $3, $4, $5)::text, $6::tsquery::text`,
+				tc.terms, tc.words, tc.masks, tc.common, tc.k, tc.want).Scan(&got, &want))
+			require.Equal(t, want, got)
+		})
+	}
+}
+
 // TestSearchMisspelledTwoCommonCorrections: a misspelled word whose two
 // corrections are both common ("lsat": slat and last, one swap each)
 // beside a common word ranks its full matches from the pair of each

@@ -59,6 +59,7 @@ DECLARE
     cmask int[];
     pc boolean;
     extra text;
+    extra_q tsquery;
     one_term boolean;
     others_tier boolean := false;
     tier_min double precision;
@@ -324,13 +325,21 @@ BEGIN
                         END LOOP;
                     END LOOP;
                     tk := NULL;
-                    -- The others, and two common words of one term.
-                    extra := concat_ws(' | ', rare_q,
-                                       (SELECT string_agg('(' || lb_lexeme(x.w) || ' & ' || lb_lexeme(y.w) || ')', ' | ')
-                                          FROM unnest(cw, cmask) x(w, m) JOIN unnest(cw, cmask) y(w, m) ON y.m = x.m AND y.w > x.w));
-                    IF ck IS NOT NULL AND extra IS NOT NULL THEN
+                    -- The others, and two common words of one term. A
+                    -- Record holding one of the others holds its term: the
+                    -- GIN index reads the others beside the other term
+                    -- (lb_search_others_rest), not beside full_q, whose
+                    -- common word of the others' term it would decode whole.
+                    extra := (SELECT string_agg('(' || lb_lexeme(x.w) || ' & ' || lb_lexeme(y.w) || ')', ' | ')
+                                FROM unnest(cw, cmask) x(w, m) JOIN unnest(cw, cmask) y(w, m) ON y.m = x.m AND y.w > x.w);
+                    extra_q := CASE WHEN rare_q IS NOT NULL THEN rare_q::tsquery && lb_search_others_rest(terms, pw, pm, cw, 2) END;
+                    IF extra IS NOT NULL THEN
+                        extra_q := CASE WHEN extra_q IS NULL THEN full_q && extra::tsquery
+                                        ELSE extra_q || (full_q && extra::tsquery) END;
+                    END IF;
+                    IF ck IS NOT NULL AND extra_q IS NOT NULL THEN
                         probe := (rare_n + 32::bigint * p_candidates)::int;
-                        SELECT f.keys INTO fk FROM lb_search_full_keys(c.d, c.b, full_q && extra::tsquery, or_q, probe + 1) f;
+                        SELECT f.keys INTO fk FROM lb_search_full_keys(c.d, c.b, extra_q, or_q, probe + 1) f;
                         IF cardinality(fk) > probe THEN
                             ck := NULL;
                         END IF;
@@ -478,7 +487,7 @@ BEGIN
                     SELECT z.keys, z.scores, z.ranked INTO tk, ts, tn FROM lb_search_tier_pairs(c.d, c.b, tw, fk, p_limit - n) z;
                     IF tk IS NOT NULL AND others_tier THEN
                         SELECT f.keys INTO ck
-                          FROM lb_search_full_keys(c.d, c.b, rare_q::tsquery && lb_search_atleast(terms, 2), or_q, rare_n::int + 1) f;
+                          FROM lb_search_full_keys(c.d, c.b, rare_q::tsquery && lb_search_others_rest(terms, pw, pm, cw, 2), or_q, rare_n::int + 1) f;
                         tk := ARRAY(SELECT DISTINCT x.k FROM unnest(tk || ck) x(k) WHERE x.k <> ALL (coalesce(fk, '{}')));
                         tn := tn + cardinality(ck);
                     END IF;

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lorebase/lorebase/internal/pgtest"
 	"github.com/lorebase/lorebase/internal/supply"
 	"github.com/lorebase/lorebase/perf"
+	"github.com/lorebase/lorebase/store"
 )
 
 func TestSummarize(t *testing.T) {
@@ -97,6 +100,8 @@ func TestReportRenders(t *testing.T) {
 		NotMeasured: []string{"overlay reads"},
 		Branches: &perf.Branches{Against: "copy", Answers: []perf.AnswerCheck{{Name: "get by key", Calls: 20},
 			{Name: "record lineage", Calls: 20, Different: 2, First: "call 3: a | b"}}},
+		CPUProbe: []perf.CPUProbe{{At: "start", Median: 86 * time.Millisecond, Min: 84500 * time.Microsecond},
+			{At: "end", Median: 140 * time.Millisecond, Min: 90 * time.Millisecond}},
 	}
 	var md bytes.Buffer
 	require.NoError(t, rep.WriteMarkdown(&md))
@@ -111,6 +116,7 @@ func TestReportRenders(t *testing.T) {
 		"The overlay's answers against copy's, call by call on the same inputs, after the same commit on both",
 		"| get by key | 20 | 0 | — |",
 		"| record lineage | 20 | 2 | call 3: a / b |",
+		"- server CPU probe (`" + perf.CPUProbeSQL + "`, median / fastest of 5 runs, ms): start 86.00 / 84.50; end 140.00 / 90.00",
 	} {
 		require.Contains(t, out, want)
 	}
@@ -119,7 +125,36 @@ func TestReportRenders(t *testing.T) {
 	var back perf.Report
 	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
 	require.Equal(t, rep.Reads, back.Reads)
+	require.Equal(t, rep.CPUProbe, back.CPUProbe)
 	require.True(t, strings.HasPrefix(js.String(), "{"))
+}
+
+// TestProbeCPU: the probe runs its statement on the server, CPUProbeRuns
+// times, and neither reads a table nor writes a temporary file (its time
+// is the server's CPU alone).
+func TestProbeCPU(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := store.Open(ctx, pgtest.NewDatabase(t), store.Config{})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	c, err := perf.ProbeCPU(ctx, s.Pool, "start")
+	require.NoError(t, err)
+	require.Equal(t, "start", c.At)
+	require.Positive(t, c.Min)
+	require.LessOrEqual(t, c.Min, c.Median)
+	var sum int64
+	require.NoError(t, s.Pool.QueryRow(ctx, perf.CPUProbeSQL).Scan(&sum))
+	require.Equal(t, int64(3000000)*3000001/2, sum)
+	rows, err := s.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+perf.CPUProbeSQL)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	require.Contains(t, plan, "ProjectSet", "values one at a time, not a tuplestore")
+	require.NotContains(t, plan, "Function Scan")
+	require.NotContains(t, plan, "temp", "no temporary file")
+	require.NotContains(t, plan, "shared", "no table")
 }
 
 func TestWorkloadOnLoadedDomain(t *testing.T) {

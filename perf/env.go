@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lorebase/lorebase/store"
 )
@@ -145,4 +148,47 @@ func ReadDataset(ctx context.Context, s *store.Store, domainID int32) (Dataset, 
 		return d, fmt.Errorf("size database: %w", err)
 	}
 	return d, nil
+}
+
+// CPUProbeSQL is the server CPU probe's statement: three million integers
+// summed in one backend, reading no table and writing no temporary file
+// (the set-returning function in the select list yields its values one at
+// a time; in FROM it would collect them in a tuplestore, which spills past
+// work_mem and times the disk too).
+const CPUProbeSQL = `SELECT sum(x) FROM (SELECT generate_series(1, 3000000) x) s`
+
+// CPUProbeRuns is how many times a probe runs the statement.
+const CPUProbeRuns = 5
+
+// CPUProbe is how long the server took for CPUProbeSQL at one moment of a
+// run: on a machine shared with others, two runs of the same code differ
+// as the machine's speed does, and the probe at each run's start and end
+// shows how far it moved.
+type CPUProbe struct {
+	// At names the moment ("start", "end").
+	At string `json:"at"`
+	// Median and Min are over CPUProbeRuns runs in a row, each timed from
+	// the client (one loopback round trip included).
+	Median time.Duration `json:"median_ns"`
+	Min    time.Duration `json:"min_ns"`
+}
+
+// ProbeCPU runs CPUProbeSQL CPUProbeRuns times on one connection of pool.
+func ProbeCPU(ctx context.Context, pool *pgxpool.Pool, at string) (CPUProbe, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return CPUProbe{}, fmt.Errorf("cpu probe: %w", err)
+	}
+	defer conn.Release()
+	lat := make([]time.Duration, 0, CPUProbeRuns)
+	for range CPUProbeRuns {
+		var sum int64
+		start := time.Now()
+		if err := conn.QueryRow(ctx, CPUProbeSQL).Scan(&sum); err != nil {
+			return CPUProbe{}, fmt.Errorf("cpu probe: %w", err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	return CPUProbe{At: at, Median: lat[len(lat)/2], Min: lat[0]}, nil
 }

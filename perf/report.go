@@ -94,6 +94,9 @@ type Report struct {
 	Check *Check `json:"check,omitempty"`
 	// LoadAverage is /proc/loadavg at the start and at the end of the run.
 	LoadAverage []string `json:"load_average,omitempty"`
+	// CPUProbe is the server CPU probe at the start and at the end of the
+	// run (ProbeCPU).
+	CPUProbe []CPUProbe `json:"cpu_probe,omitempty"`
 }
 
 // ReadLoadAverage returns the 1, 5 and 15 minute load averages of
@@ -223,6 +226,13 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	if len(r.LoadAverage) > 0 {
 		p("- load average (1, 5, 15 min) at start / end: %s", strings.Join(r.LoadAverage, " / "))
+	}
+	if len(r.CPUProbe) > 0 {
+		parts := make([]string, 0, len(r.CPUProbe))
+		for _, c := range r.CPUProbe {
+			parts = append(parts, fmt.Sprintf("%s %s / %s", c.At, ms(c.Median), ms(c.Min)))
+		}
+		p("- server CPU probe (`%s`, median / fastest of %d runs, ms): %s", CPUProbeSQL, CPUProbeRuns, strings.Join(parts, "; "))
 	}
 	p("- postgres: %s", r.Postgres.Version)
 	keys := make([]string, 0, len(r.Postgres.Settings))

@@ -183,6 +183,9 @@ func run() error {
 	if rep.Postgres, err = perf.ReadPostgres(ctx, s); err != nil {
 		return err
 	}
+	if err := probeCPU(ctx, s, rep, "start"); err != nil {
+		return err
+	}
 	if rep.SearchWords, err = w.SearchWordMatches(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 	}
@@ -377,6 +380,9 @@ func run() error {
 	}
 	rep.Dataset.Seed, rep.Dataset.Scale, rep.Dataset.ExtraLinks = f.Seed, f.Scale, f.ExtraLinks
 	rep.LoadAverage = append(rep.LoadAverage, perf.ReadLoadAverage())
+	if err := probeCPU(ctx, s, rep, "end"); err != nil {
+		return err
+	}
 	if base != nil {
 		rep.Check = &perf.Check{Path: *checkBaseline, Tolerance: *checkTolerance, Baseline: base,
 			Rows: perf.CompareBaseline(base, rep.Gate, rep.Reads, *checkTolerance)}
@@ -577,4 +583,16 @@ func describeWarm(res *jobs.WarmResult, every time.Duration) string {
 		out += fmt.Sprintf(", %d left out past the budget", len(res.Skipped))
 	}
 	return out
+}
+
+// probeCPU adds the server CPU probe at moment at to the report and logs it.
+func probeCPU(ctx context.Context, s *store.Store, rep *perf.Report, at string) error {
+	c, err := perf.ProbeCPU(ctx, s.Pool, at)
+	if err != nil {
+		return err
+	}
+	rep.CPUProbe = append(rep.CPUProbe, c)
+	fmt.Fprintf(os.Stderr, "bench: server CPU probe at %s: median %.1f ms, fastest %.1f ms\n", at,
+		float64(c.Median)/float64(time.Millisecond), float64(c.Min)/float64(time.Millisecond))
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -327,12 +328,17 @@ func functionCalls(t *testing.T, f *fixture, track string, fns []string, stateme
 // the statistics (pg_stat_get_xact_function_calls). They are not the
 // transaction's alone: a backend sends its counts at a transaction's end
 // at most once a second, so an earlier transaction's may still be there;
-// a difference over one transaction is exact.
+// a difference over one transaction is exact. A name with its argument
+// types (lb_f(integer,text)) names one overload.
 func pendingCalls(ctx context.Context, tx pgx.Tx, fns []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(fns))
 	for _, fn := range fns {
 		var n int64
-		if err := tx.QueryRow(ctx, `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`, fn).Scan(&n); err != nil {
+		q := `SELECT coalesce(pg_stat_get_xact_function_calls($1::regproc), 0)`
+		if strings.Contains(fn, "(") {
+			q = `SELECT coalesce(pg_stat_get_xact_function_calls($1::regprocedure), 0)`
+		}
+		if err := tx.QueryRow(ctx, q, fn).Scan(&n); err != nil {
 			return nil, fmt.Errorf("calls of %s: %w", fn, err)
 		}
 		out[fn] = n

@@ -1,6 +1,7 @@
 package reads_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -181,6 +182,62 @@ func TestSearchPairs(t *testing.T) {
 		require.True(t, complete)
 		return nil
 	}))
+
+	// lb_search_pairs_of hands each word's plateaus back with the sizes the
+	// pairs counted (none counted past the best one here, p_small 0): each
+	// the plateau's size up to p_count; given them again, it counts none
+	// and answers the same.
+	type plateausOut struct {
+		scores []float32
+		sizes  []*int32
+		top    int32
+	}
+	memo := func(tx pgx.Tx, w1, w2 string, limit int) (pairsOut, [2]plateausOut) {
+		var o pairsOut
+		var x [2]plateausOut
+		require.NoError(t, tx.QueryRow(f.ctx, `WITH p AS (SELECT * FROM lb_search_pairs_of($1, $2,
+				lb_search_word_plateaus($1, $2, $3, 256, 0, 4096), lb_search_word_plateaus($1, $2, $4, 256, 0, 4096), $5))
+			SELECT keys, scores, complete, pairs, (p_x1).scores, (p_x1).sizes, (p_x1).top, (p_x2).scores, (p_x2).sizes, (p_x2).top FROM p`,
+			f.domain, f.branch, w1, w2, limit).Scan(&o.keys, &o.scores, &o.complete, &o.pairs,
+			&x[0].scores, &x[0].sizes, &x[0].top, &x[1].scores, &x[1].sizes, &x[1].top))
+		return o, x
+	}
+	const count = "lb_search_plateau_count(integer,integer,text,real,integer)"
+	var fresh pairsOut
+	var back [2]plateausOut
+	got := functionCalls(t, f, "pl", []string{count}, func(ctx context.Context, tx pgx.Tx) error {
+		fresh, back = memo(tx, "alpha", "beta", 150)
+		return nil
+	})
+	require.Equal(t, pairs("alpha", "beta", 150, 0, 4096, 256, 64), fresh)
+	counted := 0
+	for i, w := range []string{"alpha", "beta"} {
+		require.Zero(t, back[i].top, "p_small 0: no plateau read whole")
+		require.Len(t, back[i].sizes, len(back[i].scores))
+		for j, n := range back[i].sizes {
+			if n == nil {
+				continue
+			}
+			counted++
+			var want int32
+			require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT least(count(*), 4096) FROM mat_search_words
+				WHERE domain_id = $1 AND branch_id = $2 AND word = $3 AND score = $4`, f.domain, f.branch, w, back[i].scores[j]).Scan(&want))
+			require.Equal(t, want, *n, "%s's plateau %d", w, j)
+		}
+	}
+	require.Greater(t, counted, 2, "the pairs counted plateaus past the first of each word")
+	require.Equal(t, int64(counted), got[count], "each plateau counted once")
+	got = functionCalls(t, f, "pl", []string{count, "lb_search_plateaus"}, func(ctx context.Context, tx pgx.Tx) error {
+		var again pairsOut
+		err := tx.QueryRow(ctx, `SELECT keys, scores, complete, pairs FROM lb_search_pairs_of($1, $2,
+				ROW('alpha', $3::real[], $4::int[], $5)::lb_search_word_plateaus, ROW('beta', $6::real[], $7::int[], $8)::lb_search_word_plateaus, 150)`,
+			f.domain, f.branch, back[0].scores, back[0].sizes, back[0].top, back[1].scores, back[1].sizes, back[1].top).
+			Scan(&again.keys, &again.scores, &again.complete, &again.pairs)
+		require.Equal(t, fresh, again)
+		return err
+	})
+	require.Zero(t, got[count], "the sizes handed back counted again: %v", got)
+	require.Zero(t, got["lb_search_plateaus"], "%v", got)
 
 	// Too many plateaus or pairs: NULL, the caller takes another path.
 	require.Nil(t, pairs("alpha", "beta", 20, 0, 4096, 2, 64).keys)

@@ -1,6 +1,7 @@
 package reads_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -121,6 +122,26 @@ func TestSearchTierPairs(t *testing.T) {
 			require.InDelta(t, scores[i], parseFloat(t, own[0]), 1e-12, "%s's own sum", k)
 		}
 	}
+	// Each word is in two of the three pairs: its plateaus are read once
+	// and no plateau's size is counted twice (lb_search_word_plateaus,
+	// lb_search_pairs_of handing back what it counted), however many pairs
+	// need it.
+	const count = "lb_search_plateau_count(integer,integer,text,real,integer)"
+	var plateaus int64
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT sum(cardinality(lb_search_plateaus($1, $2, w, 256)))
+		FROM unnest($3::text[]) w`, f.domain, f.branch, words).Scan(&plateaus))
+	var memoKeys []string
+	got := functionCalls(t, f, "pl", []string{"lb_search_word_plateaus", "lb_search_plateaus", "lb_search_pairs_of", count},
+		func(ctx context.Context, tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `SELECT keys FROM lb_search_tier_pairs($1, $2, $3, $4, 99)`, f.domain, f.branch, words, full).Scan(&memoKeys)
+		})
+	require.Equal(t, int64(3), got["lb_search_pairs_of"], "%v", got)
+	require.Equal(t, int64(3), got["lb_search_word_plateaus"], "%v", got)
+	require.Equal(t, int64(3), got["lb_search_plateaus"], "%v", got)
+	require.Positive(t, got[count], "%v", got)
+	require.LessOrEqual(t, got[count], plateaus, "a plateau counted twice: %v", got)
+	require.NotNil(t, memoKeys)
+
 	// lorebase_app may call it: scoped to the other Domain, row-level
 	// security leaves it none of this Domain's postings (no second tier).
 	require.NoError(t, pgx.BeginFunc(f.ctx, s.Pool, func(tx pgx.Tx) error {

@@ -19,8 +19,9 @@ import (
 // otherwise the postings walk (lb_search_tiers) reads it. A word no Record
 // holds (no correction either) is left out: the tier is the other two
 // words' meeting, one pair. Each case asserts the path (the calls of
-// lb_search_pairs and lb_search_tiers) and the answer, equal to the
-// exhaustive ranking, at candidates on either side of the boundary.
+// lb_search_pairs_of and lb_search_tiers; each word's plateaus read once,
+// lb_search_word_plateaus, for every pair it is in) and the answer, equal
+// to the exhaustive ranking, at candidates on either side of the boundary.
 func TestSearchTierWords(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
@@ -63,16 +64,17 @@ func TestSearchTierWords(t *testing.T) {
 		name       string
 		q          string
 		candidates int
-		// pairs is the calls of lb_search_pairs (0: the walk alone).
-		pairs int
+		// pairs is the calls of lb_search_pairs_of (0: the walk alone),
+		// words the words whose plateaus the pairs read.
+		pairs, words int
 	}{
-		{"pairs: expected to meet in 7 × candidates", "alpha beta gamma", atPairs(three), 3},
-		{"pairs: far above", "gamma alpha beta", 10, 3},
-		{"walk: expected to meet in fewer", "alpha beta gamma", atPairs(three) + 1, 0},
-		{"walk: far below", "beta gamma alpha", 1000, 0},
-		{"unknown word: the other two words' pair", "alpha beta zzqx", atPairs(two), 1},
-		{"unknown word first: the other two words' pair", "zzqx gamma alpha", 10, 1},
-		{"unknown word, the two others expected in fewer: the walk", "alpha beta zzqx", atPairs(two) + 1, 0},
+		{"pairs: expected to meet in 7 × candidates", "alpha beta gamma", atPairs(three), 3, 3},
+		{"pairs: far above", "gamma alpha beta", 10, 3, 3},
+		{"walk: expected to meet in fewer", "alpha beta gamma", atPairs(three) + 1, 0, 0},
+		{"walk: far below", "beta gamma alpha", 1000, 0, 0},
+		{"unknown word: the other two words' pair", "alpha beta zzqx", atPairs(two), 1, 2},
+		{"unknown word first: the other two words' pair", "zzqx gamma alpha", 10, 1, 2},
+		{"unknown word, the two others expected in fewer: the walk", "alpha beta zzqx", atPairs(two) + 1, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := reads.Config{SearchCandidates: tc.candidates, PartialMinResults: 5, PartialCandidates: 50}
@@ -85,11 +87,14 @@ func TestSearchTierWords(t *testing.T) {
 				require.Len(t, want, limit, "the dataset has too few partial matches")
 				requireSameRanking(t, s, f, tc.q, want, res.Results)
 			}
-			got := functionCalls(t, f, "all", []string{"lb_search_pairs", "lb_search_tier_pairs", "lb_search_tiers"},
+			got := functionCalls(t, f, "all", []string{"lb_search_pairs_of", "lb_search_word_plateaus", "lb_search_plateau_sizes",
+				"lb_search_tier_pairs", "lb_search_tiers"},
 				func(ctx context.Context, tx pgx.Tx) error {
 					return drain(tx.Query(ctx, `SELECT * FROM lb_search('main', $1, '', 20, NULL, $2, 5, 50)`, tc.q, tc.candidates))
 				})
-			require.Equal(t, int64(tc.pairs), got["lb_search_pairs"], "%v", got)
+			require.Equal(t, int64(tc.pairs), got["lb_search_pairs_of"], "%v", got)
+			require.Equal(t, int64(tc.words), got["lb_search_word_plateaus"], "each word's plateaus read once: %v", got)
+			require.Equal(t, int64(tc.words), got["lb_search_plateau_sizes"], "each word's plateaus counted once: %v", got)
 			if tc.pairs > 0 {
 				require.Equal(t, int64(1), got["lb_search_tier_pairs"], "%v", got)
 				require.Zero(t, got["lb_search_tiers"], "the pairs fill the answer: %v", got)

@@ -187,8 +187,8 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	requireSearchExhaustive(t, s, f, r, q, map[string][]string{"gaskte": {"gasket", "gaskets"}}, false, 1, 3, 10, 40, 100)
 	// The path: the pair's plateaus and the GIN index's read of the rarer
 	// correction's Records, no walk of the postings.
-	got := searchCallsAt(t, f, q, 2, 100, "lb_search_pairs", "lb_search_full_keys", "lb_search_postings")
-	require.Equal(t, int64(1), got["lb_search_pairs"], "%v", got)
+	got := searchCallsAt(t, f, q, 2, 100, "lb_search_pairs_of", "lb_search_full_keys", "lb_search_postings")
+	require.Equal(t, int64(1), got["lb_search_pairs_of"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)
 
@@ -197,8 +197,8 @@ func TestSearchMisspelledBesideCommonWord(t *testing.T) {
 	// the walk (whose budget, 32 × two candidates, this query passes: it
 	// answers truncated).
 	f.keepCounters()
-	got = searchCallsAt(t, f, q, 2, 100, "lb_search_pairs", "lb_search_postings")
-	require.Zero(t, got["lb_search_pairs"], "%v", got)
+	got = searchCallsAt(t, f, q, 2, 100, "lb_search_pairs_of", "lb_search_postings")
+	require.Zero(t, got["lb_search_pairs_of"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_postings"], "%v", got)
 }
 
@@ -360,8 +360,13 @@ func TestSearchMisspelledTwoCommonCorrections(t *testing.T) {
 	// The other Domain's P-001 and P-002 would carry their own scores, not
 	// this Domain's.
 	requireSearchExhaustive(t, s, f, r, q, map[string][]string{"lsat": {"slat", "last"}}, true, 1, 5, 20, 60, 100)
-	got := searchCallsAt(t, f, q, 2, 100, "lb_search_pairs", "lb_search_full_keys", "lb_search_postings")
-	require.Equal(t, int64(2), got["lb_search_pairs"], "a pair per correction: %v", got)
+	got := searchCallsAt(t, f, q, 2, 100, "lb_search_pairs_of", "lb_search_word_plateaus", "lb_search_plateau_sizes",
+		"lb_search_full_keys", "lb_search_postings")
+	require.Equal(t, int64(2), got["lb_search_pairs_of"], "a pair per correction: %v", got)
+	// slat, last and supply: supply's plateaus read and counted once for
+	// both pairs.
+	require.Equal(t, int64(3), got["lb_search_word_plateaus"], "%v", got)
+	require.Equal(t, int64(3), got["lb_search_plateau_sizes"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)
 }

@@ -71,6 +71,8 @@ DECLARE
     est_rest double precision;
     idx_q text;
     idx_cap int;
+    cx lb_search_word_plateaus[];
+    pr record;
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -310,16 +312,29 @@ BEGIN
                    AND rare_n < 32::bigint * p_candidates THEN
                     ck := '{}';
                     paired := true;
+                    -- Each common word's plateaus read and counted once
+                    -- for the pairs it is in.
+                    cx := '{}';
                     <<pairs>>
                     FOR i IN 1..cardinality(cw) LOOP
                         CONTINUE WHEN cmask[i] <> 1;
                         FOR j IN 1..cardinality(cw) LOOP
                             CONTINUE WHEN cmask[j] <> 2;
-                            SELECT p.keys, p.complete INTO tk, pc FROM lb_search_pairs(c.d, c.b, cw[i], cw[j], p_limit) p;
+                            IF (cx[i]).word IS NULL THEN
+                                cx[i] := lb_search_word_plateaus(c.d, c.b, cw[i]);
+                            END IF;
+                            IF (cx[j]).word IS NULL THEN
+                                cx[j] := lb_search_word_plateaus(c.d, c.b, cw[j]);
+                            END IF;
+                            SELECT * INTO pr FROM lb_search_pairs_of(c.d, c.b, cx[i], cx[j], p_limit) p;
+                            tk := pr.keys;
+                            pc := pr.complete;
                             IF tk IS NULL THEN
                                 ck := NULL;
                                 EXIT pairs;
                             END IF;
+                            cx[i] := pr.p_x1;
+                            cx[j] := pr.p_x2;
                             ck := ck || tk;
                             paired := paired AND pc;
                         END LOOP;

@@ -19,7 +19,9 @@
 -- ranked is the Records the pairs returned. keys is
 -- NULL when a pair takes another path (lb_search_pairs answered NULL) or
 -- when fewer than p_limit Records hold two of the words (the first tier
--- follows: the caller walks the postings, lb_search_tiers).
+-- follows: the caller walks the postings, lb_search_tiers). Each word's
+-- plateaus are read and counted once for the pairs it is in
+-- (lb_search_word_plateaus, lb_search_pairs_of).
 CREATE OR REPLACE FUNCTION lb_search_tier_pairs(d integer, b integer, p_w text[], p_full text[], p_limit integer, OUT keys text[], OUT scores double precision[], OUT ranked integer)
  RETURNS record
  LANGUAGE plpgsql
@@ -33,6 +35,8 @@ DECLARE
     ps double precision[];
     ak text[] := '{}';
     sc double precision[] := '{}';
+    x lb_search_word_plateaus[];
+    r record;
 BEGIN
     IF cardinality(p_w) NOT BETWEEN 2 AND 3 OR p_limit < 1 THEN
         RAISE EXCEPTION 'lb_search_tier_pairs: % words, limit %', cardinality(p_w), p_limit USING ERRCODE = '22023';
@@ -40,11 +44,20 @@ BEGIN
     ranked := 0;
     FOR i IN 1..cardinality(p_w) - 1 LOOP
         FOR j IN i + 1..cardinality(p_w) LOOP
-            SELECT p.keys, p.scores INTO pk, ps
-              FROM lb_search_pairs(d, b, p_w[i], p_w[j], p_limit + coalesce(cardinality(p_full), 0)) p;
+            IF (x[i]).word IS NULL THEN
+                x[i] := lb_search_word_plateaus(d, b, p_w[i]);
+            END IF;
+            IF (x[j]).word IS NULL THEN
+                x[j] := lb_search_word_plateaus(d, b, p_w[j]);
+            END IF;
+            SELECT * INTO r FROM lb_search_pairs_of(d, b, x[i], x[j], p_limit + coalesce(cardinality(p_full), 0)) p;
+            pk := r.keys;
+            ps := r.scores;
             IF pk IS NULL THEN
                 RETURN;
             END IF;
+            x[i] := r.p_x1;
+            x[j] := r.p_x2;
             ranked := ranked + cardinality(pk);
             ak := ak || pk;
             sc := sc || ps;

@@ -153,8 +153,12 @@ func TestProbeCPU(t *testing.T) {
 	plan := strings.Join(lines, "\n")
 	require.Contains(t, plan, "ProjectSet", "values one at a time, not a tuplestore")
 	require.NotContains(t, plan, "Function Scan")
-	require.NotContains(t, plan, "temp", "no temporary file")
-	require.NotContains(t, plan, "shared", "no table")
+	// The plan's nodes, without the planning's own buffers (a new
+	// session's planner may read catalog pages).
+	nodes, _, _ := strings.Cut(plan, "\nPlanning")
+	require.NotContains(t, nodes, "temp", "no temporary file")
+	require.NotContains(t, nodes, "shared", "no table")
+	require.NotContains(t, nodes, "Scan", "no table")
 }
 
 func TestWorkloadOnLoadedDomain(t *testing.T) {

@@ -13,7 +13,7 @@ func TestSearchWordPlateausMigration(t *testing.T) {
 			WHERE p.proname IN ('lb_search_word_plateaus', 'lb_search_pairs_of')
 			UNION ALL SELECT t.typname::text FROM pg_type t WHERE t.typname = 'lb_search_word_plateaus'
 			ORDER BY 1`, []string{
-		"lb_search_pairs_of(integer,integer,lb_search_word_plateaus,lb_search_word_plateaus,integer,integer,integer,integer)",
+		"lb_search_pairs_of(integer,integer,lb_search_word_plateaus,lb_search_word_plateaus,integer,integer,integer,integer,integer)",
 		"lb_search_word_plateaus",
 		"lb_search_word_plateaus(integer,integer,text,integer,integer,integer)",
 	}, "0030_search_word_plateaus.down.sql")

@@ -28,33 +28,21 @@
 -- them all when they are at most p_limit); pairs counts the pairs read
 -- after the best plateaus. keys is NULL when a word has p_max
 -- plateaus or more or more than p_pairs pairs would be read: the caller
--- takes another path. The words' plateaus are read first
--- (lb_search_word_plateaus), then paired (lb_search_pairs_of).
+-- takes another path. lb_search_pairs_of reads and pairs them.
 CREATE OR REPLACE FUNCTION lb_search_pairs(d integer, b integer, p_w1 text, p_w2 text, p_limit integer, p_small integer DEFAULT 512, p_count integer DEFAULT 4096, p_max integer DEFAULT 256, p_pairs integer DEFAULT 64, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT pairs integer)
  RETURNS record
  LANGUAGE plpgsql
  STABLE
  SET search_path TO 'public', 'pg_temp'
 AS $function$
-DECLARE
-    x1 lb_search_word_plateaus;
-    x2 lb_search_word_plateaus;
 BEGIN
     IF p_limit < 1 OR p_small < 0 OR p_count < 1 OR p_max < 1 OR p_pairs < 1 THEN
         RAISE EXCEPTION 'lb_search_pairs: limit %, small %, count %, max %, pairs %', p_limit, p_small, p_count, p_max, p_pairs
               USING ERRCODE = '22023';
     END IF;
-    complete := false;
-    pairs := 0;
-    x1 := lb_search_word_plateaus(d, b, p_w1, p_max, p_small, p_count);
-    IF cardinality(x1.scores) >= p_max THEN
-        RETURN;
-    END IF;
-    x2 := lb_search_word_plateaus(d, b, p_w2, p_max, p_small, p_count);
-    IF cardinality(x2.scores) >= p_max THEN
-        RETURN;
-    END IF;
     SELECT z.keys, z.scores, z.complete, z.pairs INTO keys, scores, complete, pairs
-      FROM lb_search_pairs_of(d, b, x1, x2, p_limit, p_count, p_max, p_pairs) z;
+      FROM lb_search_pairs_of(d, b, ROW(p_w1, NULL, NULL, NULL)::lb_search_word_plateaus,
+                              ROW(p_w2, NULL, NULL, NULL)::lb_search_word_plateaus,
+                              p_limit, p_count, p_max, p_pairs, p_small) z;
 END
 $function$;

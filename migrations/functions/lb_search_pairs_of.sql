@@ -1,9 +1,10 @@
--- lb_search_pairs_of: lb_search_pairs of two words' score plateaus read
--- before (lb_search_word_plateaus, with the same p_max and p_count), each
--- handed back with the sizes the pairs read counted: a caller pairing one
--- word with several passes each word's on, and no plateau is read or
--- counted twice.
-CREATE OR REPLACE FUNCTION lb_search_pairs_of(d integer, b integer, INOUT p_x1 lb_search_word_plateaus, INOUT p_x2 lb_search_word_plateaus, p_limit integer, p_count integer DEFAULT 4096, p_max integer DEFAULT 256, p_pairs integer DEFAULT 64, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT pairs integer)
+-- lb_search_pairs_of: lb_search_pairs of two words' score plateaus, each
+-- read here (lb_search_word_plateaus) when its scores are NULL (only its
+-- word given) and handed back with what was read and the sizes the pairs
+-- counted: a caller pairing one word with several passes each word's on,
+-- and no plateau is read or counted twice. A word given with its plateaus
+-- was read with the same p_max, p_small and p_count.
+CREATE OR REPLACE FUNCTION lb_search_pairs_of(d integer, b integer, INOUT p_x1 lb_search_word_plateaus, INOUT p_x2 lb_search_word_plateaus, p_limit integer, p_count integer DEFAULT 4096, p_max integer DEFAULT 256, p_pairs integer DEFAULT 64, p_small integer DEFAULT 512, OUT keys text[], OUT scores double precision[], OUT complete boolean, OUT pairs integer)
  RETURNS record
  LANGUAGE plpgsql
  STABLE
@@ -29,19 +30,29 @@ DECLARE
     w1 text;
     w2 text;
 BEGIN
-    IF p_limit < 1 OR p_count < 1 OR p_max < 1 OR p_pairs < 1 THEN
-        RAISE EXCEPTION 'lb_search_pairs_of: limit %, count %, max %, pairs %', p_limit, p_count, p_max, p_pairs
+    IF p_limit < 1 OR p_count < 1 OR p_max < 1 OR p_pairs < 1 OR p_small < 0 THEN
+        RAISE EXCEPTION 'lb_search_pairs_of: limit %, count %, max %, pairs %, small %', p_limit, p_count, p_max, p_pairs, p_small
               USING ERRCODE = '22023';
     END IF;
     complete := false;
     pairs := 0;
+    -- The second word's plateaus are not read when the first has too many.
+    IF p_x1.scores IS NULL THEN
+        p_x1 := lb_search_word_plateaus(d, b, p_x1.word, p_max, p_small, p_count);
+    END IF;
+    IF cardinality(p_x1.scores) >= p_max THEN
+        RETURN;
+    END IF;
+    IF p_x2.scores IS NULL THEN
+        p_x2 := lb_search_word_plateaus(d, b, p_x2.word, p_max, p_small, p_count);
+    END IF;
+    IF cardinality(p_x2.scores) >= p_max THEN
+        RETURN;
+    END IF;
     w1 := p_x1.word;
     w2 := p_x2.word;
     s1 := p_x1.scores;
     s2 := p_x2.scores;
-    IF cardinality(s1) >= p_max OR cardinality(s2) >= p_max THEN
-        RETURN;
-    END IF;
     -- Each word's best plateaus holding at most p_small postings together
     -- (lb_search_word_plateaus).
     n1 := p_x1.sizes;

@@ -314,18 +314,12 @@ BEGIN
                     paired := true;
                     -- Each common word's plateaus read and counted once
                     -- for the pairs it is in.
-                    cx := '{}';
+                    cx := ARRAY(SELECT ROW(w, NULL, NULL, NULL)::lb_search_word_plateaus FROM unnest(cw) w);
                     <<pairs>>
                     FOR i IN 1..cardinality(cw) LOOP
                         CONTINUE WHEN cmask[i] <> 1;
                         FOR j IN 1..cardinality(cw) LOOP
                             CONTINUE WHEN cmask[j] <> 2;
-                            IF (cx[i]).word IS NULL THEN
-                                cx[i] := lb_search_word_plateaus(c.d, c.b, cw[i]);
-                            END IF;
-                            IF (cx[j]).word IS NULL THEN
-                                cx[j] := lb_search_word_plateaus(c.d, c.b, cw[j]);
-                            END IF;
                             SELECT * INTO pr FROM lb_search_pairs_of(c.d, c.b, cx[i], cx[j], p_limit) p;
                             tk := pr.keys;
                             pc := pr.complete;

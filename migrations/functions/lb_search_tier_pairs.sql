@@ -42,14 +42,9 @@ BEGIN
         RAISE EXCEPTION 'lb_search_tier_pairs: % words, limit %', cardinality(p_w), p_limit USING ERRCODE = '22023';
     END IF;
     ranked := 0;
+    x := ARRAY(SELECT ROW(w, NULL, NULL, NULL)::lb_search_word_plateaus FROM unnest(p_w) w);
     FOR i IN 1..cardinality(p_w) - 1 LOOP
         FOR j IN i + 1..cardinality(p_w) LOOP
-            IF (x[i]).word IS NULL THEN
-                x[i] := lb_search_word_plateaus(d, b, p_w[i]);
-            END IF;
-            IF (x[j]).word IS NULL THEN
-                x[j] := lb_search_word_plateaus(d, b, p_w[j]);
-            END IF;
             SELECT * INTO r FROM lb_search_pairs_of(d, b, x[i], x[j], p_limit + coalesce(cardinality(p_full), 0)) p;
             pk := r.keys;
             ps := r.scores;

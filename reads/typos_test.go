@@ -370,3 +370,121 @@ func TestSearchMisspelledTwoCommonCorrections(t *testing.T) {
 	require.Equal(t, int64(1), got["lb_search_full_keys"], "%v", got)
 	require.Zero(t, got["lb_search_postings"], "%v", got)
 }
+
+// TestSearchKeptTerms: the terms of a query a full match is looked up by
+// once every term another term implies is left out (lb_search_kept_terms):
+// a term whose words include every word of another term is implied by it.
+func TestSearchKeptTerms(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	cases := []struct {
+		name    string
+		words   []string
+		masks   []int32
+		counts  []int64
+		terms   int
+		want    []string
+		others  *string
+		othersN *int64
+	}{
+		{"a correction is the next word", []string{"set", "setel", "steel", "supply"}, []int32{1, 1, 3, 4}, []int64{15, 0, 900, 200}, 3,
+			[]string{"steel", "supply"}, ptr("'set' | 'setel'"), ptr[int64](15)},
+		{"the implied term last", []string{"gmbh", "set", "setel", "steel"}, []int32{1, 2, 2, 6}, []int64{300, 15, 0, 900}, 3,
+			[]string{"gmbh", "steel"}, ptr("'set' | 'setel'"), ptr[int64](15)},
+		{"the same word twice: the first kept", []string{"steel", "supply"}, []int32{3, 4}, []int64{900, 200}, 3,
+			[]string{"steel", "supply"}, nil, ptr[int64](0)},
+		{"no term implied", []string{"a", "b", "c"}, []int32{1, 2, 4}, []int64{1, 2, 3}, 3, nil, nil, nil},
+		{"a kept term of two words", []string{"a", "b", "c", "d"}, []int32{1, 3, 4, 5}, []int64{1, 2, 3, 4}, 3, nil, nil, nil},
+		{"three terms kept", []string{"a", "c", "d", "x"}, []int32{3, 4, 8, 2}, []int64{1, 2, 3, 4}, 4, nil, nil, nil},
+		{"two terms: nothing left out", []string{"set", "steel", "supply"}, []int32{1, 1, 2}, []int64{15, 900, 200}, 2, nil, nil, nil},
+		{"four terms, two implied", []string{"pump", "pupm", "steel", "stele"}, []int32{3, 2, 12, 8}, []int64{500, 0, 900, 2}, 4,
+			[]string{"pump", "steel"}, ptr("'pupm' | 'stele'"), ptr[int64](2)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var words []string
+			var others *string
+			var othersN *int64
+			require.NoError(t, s.Pool.QueryRow(context.Background(), `SELECT words, others, others_n FROM lb_search_kept_terms($1, $2, $3, $4)`,
+				tc.words, tc.masks, tc.counts, tc.terms).Scan(&words, &others, &othersN))
+			require.Equal(t, tc.want, words)
+			require.Equal(t, tc.others, others)
+			require.Equal(t, tc.othersN, othersN)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestSearchMisspelledCorrectionIsNextWord: a misspelled word whose
+// corrections include the query's next word (gaskte gasket supply:
+// gaskte | gasket | gaskets holds gasket) ranks its full matches, the
+// Records holding gasket and supply, from the pair of the two words'
+// plateaus and the GIN index's read of the few holding gaskets beside
+// them, whose score it adds to, not from a walk of the postings: what it
+// returns is the exhaustive ranking at every limit; and when fewer
+// Records than the limit hold the two words, the partial matches follow
+// as the exhaustive ranking has them.
+func TestSearchMisspelledCorrectionIsNextWord(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "correction-next-word")
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		name, note = gasketSupply(i)
+		// gaskets beside gasket twice and supply twice (i%90 == 0): the
+		// best full matches, above what the pair of gasket and supply
+		// scores.
+		if i%90 == 0 || i%45 == 4 || i%45 == 9 || i%45 == 18 {
+			note = append(note, "gaskets")
+		}
+		if i%225 == 2 {
+			note = append(note, "valve")
+		}
+		return name, note
+	})...)
+	other := f.sharingPartition(t, s, "correction-next-word-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply gasket"}))
+	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"}))
+
+	var withOthers, valve int
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FILTER (WHERE search @@ 'gaskets & gasket & supply'::tsquery),
+		count(*) FILTER (WHERE search @@ 'gasket & valve'::tsquery)
+		FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted`, f.domain, f.branch).Scan(&withOthers, &valve))
+	require.Positive(t, withOthers, "full matches holding gaskets")
+	require.Positive(t, valve)
+	require.Less(t, valve, 5, "fewer full matches than the partial matches follow after")
+
+	r := reads.New(s, reads.Config{SearchCandidates: 2})
+	corr := map[string][]string{"gaskte": {"gasket", "gaskets"}}
+	for _, q := range []string{"gaskte gasket supply", "gasket gaskte supply", "supply gaskte gasket"} {
+		t.Run(q, func(t *testing.T) {
+			// The other Domain's P-001 and P-002 would carry their own
+			// scores, not this Domain's.
+			requireSearchExhaustive(t, s, f, r, q, corr, true, 1, 3, 10, 20, 60, 100)
+			got := searchCallsAt(t, f, q, 2, 100, "lb_search_kept_terms", "lb_search_pairs_of", "lb_search_full_keys",
+				"lb_search_postings", "lb_search_tiers")
+			require.Equal(t, int64(1), got["lb_search_kept_terms"], "%v", got)
+			require.Equal(t, int64(1), got["lb_search_pairs_of"], "%v", got)
+			require.Equal(t, int64(1), got["lb_search_full_keys"], "the Records holding gaskets: %v", got)
+			require.Zero(t, got["lb_search_postings"], "%v", got)
+			require.Zero(t, got["lb_search_tiers"], "%v", got)
+		})
+	}
+	// Few full matches: every one read by the pair, then the partial
+	// matches tier by tier (the words' masks overlapping).
+	const few = "gaskte gasket valve"
+	requireSearchExhaustive(t, s, f, r, few, corr, true, 5, 20, 60)
+	got := searchCallsAt(t, f, few, 2, 100, "lb_search_pairs_of", "lb_search_postings", "lb_search_tiers")
+	require.Equal(t, int64(1), got["lb_search_pairs_of"], "%v", got)
+	require.Zero(t, got["lb_search_postings"], "%v", got)
+	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
+
+	// With the branch's Record counters: fewer Records than 3,000 ×
+	// candidates, not this path (with 1,000 candidates, whose budgets
+	// the other paths keep within); the same answers.
+	f.keepCounters()
+	wide := reads.New(s, reads.Config{SearchCandidates: 1000})
+	requireSearchExhaustive(t, s, f, wide, "gaskte gasket supply", corr, true, 1, 20, 100)
+	got = searchCallsAt(t, f, "gaskte gasket supply", 1000, 100, "lb_search_kept_terms", "lb_search_pairs_of")
+	require.Zero(t, got["lb_search_kept_terms"], "%v", got)
+	require.Zero(t, got["lb_search_pairs_of"], "%v", got)
+}

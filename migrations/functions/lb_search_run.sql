@@ -73,6 +73,10 @@ DECLARE
     idx_cap int;
     cx lb_search_word_plateaus[];
     pr record;
+    kw text[];
+    kq text;
+    kn bigint;
+    kest double precision;
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -212,6 +216,18 @@ BEGIN
                       JOIN unnest(pw, pm, pn) u(w, mask, n) ON u.mask & (1 << t.t) <> 0
                      GROUP BY t.t) x;
             SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+            -- On a large branch, three terms or more of which one implies
+            -- another (lb_search_kept_terms: a misspelled word whose
+            -- corrections include the query's next word): the two terms
+            -- left, one word each, and the others.
+            IF cardinality(terms) BETWEEN 3 AND 6 AND large AND (SELECT bool_or(m & (m - 1) <> 0) FROM unnest(pm) m) THEN
+                SELECT h.words, h.others, h.others_n INTO kw, kq, kn
+                  FROM lb_search_kept_terms(pw, pm, pn, cardinality(terms)) h;
+                IF kw IS NOT NULL THEN
+                    kest := CASE WHEN nrec > 0 THEN (pn[array_position(pw, kw[1])]::double precision / nrec)
+                                                    * pn[array_position(pw, kw[2])] END;
+                END IF;
+            END IF;
             IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3
                AND coalesce(nrec > 0 AND est < 2::double precision * p_candidates, false) IS NOT TRUE THEN
                 -- Two words: their full matches from the pairs of their
@@ -360,6 +376,44 @@ BEGIN
                         END IF;
                     END IF;
                     fk := CASE WHEN ck IS NOT NULL THEN ARRAY(SELECT DISTINCT x.k FROM unnest(ck || coalesce(fk, '{}')) x(k)) END;
+                END IF;
+            ELSIF kw IS NOT NULL AND coalesce(kest < 2::double precision * p_candidates, false) IS NOT TRUE
+                  AND kn <= 128::bigint * p_candidates THEN
+                -- Terms of which one implies another (above): the full
+                -- matches are the Records holding both words left (kw),
+                -- the rest of the query adding to their score only when
+                -- they hold one of the others. Those holding none score
+                -- what the two words' postings say: their best p_limit are
+                -- within the best p_limit of the pair's plateaus
+                -- (lb_search_pairs), as for a query of the two words. Those
+                -- holding one of the others are few: the GIN index reads
+                -- them all beside the two words, from the Records holding
+                -- one of the others and the rarer word (checked for the
+                -- more common one, as the full matches are below, at most
+                -- one for every 256 of its Records). All are ranked
+                -- together below by ts_rank. The terms' overlap misleads
+                -- the estimate of the full matches (it counts steel twice
+                -- in Setel Steel Supply), so the pair's own estimate
+                -- (kest) chooses, as for two words: expected in fewer than
+                -- 2 × p_candidates Records, the GIN index's AND below.
+                -- At 10M a walk of the postings took Setel Steel Supply:
+                -- its bound counted steel once a term, and set, of one
+                -- score in 15,530 Records, held it open until read whole.
+                SELECT p.keys, p.complete INTO ck, pc FROM lb_search_pairs(c.d, c.b, kw[1], kw[2], p_limit) p;
+                IF ck IS NOT NULL AND kn > 0 THEN
+                    SELECT CASE WHEN pn[array_position(pw, kw[1])] <= pn[array_position(pw, kw[2])]
+                                THEN ARRAY[kw[1], kw[2]] ELSE ARRAY[kw[2], kw[1]] END INTO cw;
+                    idx_q := '(' || kq || ') & ' || lb_lexeme(cw[1]);
+                    idx_cap := greatest(pn[array_position(pw, cw[2])] / 256, 1)::int;
+                    SELECT f.keys INTO tk
+                      FROM lb_search_full_keys(c.d, c.b, (idx_q || ' & ' || lb_lexeme(cw[2]))::tsquery, or_q, kn::int + 1,
+                                               idx_q::tsquery, idx_cap) f;
+                    ck := CASE WHEN cardinality(tk) <= kn THEN ck || tk END;
+                    tk := NULL;
+                END IF;
+                IF ck IS NOT NULL THEN
+                    fk := ARRAY(SELECT DISTINCT x.k FROM unnest(ck) x(k));
+                    paired := pc;
                 END IF;
             END IF;
             IF fk IS NOT NULL THEN

@@ -470,12 +470,14 @@ func TestSearchMisspelledCorrectionIsNextWord(t *testing.T) {
 		})
 	}
 	// Few full matches: every one read by the pair, then the partial
-	// matches tier by tier (the words' masks overlapping).
+	// matches. The three queries of two terms are asked for the second
+	// tier; one answers truncated (a walk past its budget at two
+	// candidates), so the tiers walk ranks it (the words' masks
+	// overlapping), exactly.
 	const few = "gaskte gasket valve"
 	requireSearchExhaustive(t, s, f, r, few, corr, true, 5, 20, 60)
-	got := searchCallsAt(t, f, few, 2, 100, "lb_search_pairs_of", "lb_search_postings", "lb_search_tiers")
-	require.Equal(t, int64(1), got["lb_search_pairs_of"], "%v", got)
-	require.Zero(t, got["lb_search_postings"], "%v", got)
+	got := searchCallsAt(t, f, few, 2, 100, "lb_search_run", "lb_search_tiers")
+	require.Equal(t, int64(4), got["lb_search_run"], "%v", got)
 	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 
 	// With the branch's Record counters: fewer Records than 3,000 ×
@@ -487,4 +489,125 @@ func TestSearchMisspelledCorrectionIsNextWord(t *testing.T) {
 	got = searchCallsAt(t, f, "gaskte gasket supply", 1000, 100, "lb_search_kept_terms", "lb_search_pairs_of")
 	require.Zero(t, got["lb_search_kept_terms"], "%v", got)
 	require.Zero(t, got["lb_search_pairs_of"], "%v", got)
+}
+
+// TestSearchTermNoRecordHolds: a query with a term no Record holds (a
+// word absent from the branch, with no correction: Ro dMotor Industries)
+// has no full match; its best partial matches are the full matches of the
+// query of the other terms, ranked by lb_search's score of the whole
+// query. When those fill the answer they are the answer, read by that
+// query's own path (no walk of the tiers); when they do not, the partial
+// matches' paths follow. Either way it is the exhaustive ranking, in this
+// Domain only.
+func TestSearchTermNoRecordHolds(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "term-no-record-holds")
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		name, note = gasketSupply(i)
+		if i%45 == 4 || i%45 == 9 {
+			note = append(note, "gaskets")
+		}
+		if i%225 == 2 {
+			note = append(note, "valve")
+		}
+		return name, note
+	})...)
+	// The other Domain holds the absent word beside the others: its
+	// Records would match every term, and its lexicon counts it.
+	other := f.sharingPartition(t, s, "term-no-record-holds-other", put("Part", "P-001", map[string]any{"name": "qx gasket supply supply gasket"}))
+	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "qx gasket valve", "note": "gasket supply qx valve"}))
+
+	r := reads.New(s, reads.Config{SearchCandidates: 2})
+	for _, q := range []string{"qx gasket supply", "gasket qx supply", "gaskte supply qx"} {
+		t.Run(q, func(t *testing.T) {
+			for _, limit := range []int{1, 5, 20, 60} {
+				res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: q, Limit: limit})
+				require.NoError(t, err)
+				require.False(t, res.Truncated)
+				require.Len(t, res.Results, limit)
+				for _, x := range res.Results {
+					require.Equal(t, "partial", x.Match)
+				}
+				requireSameRanking(t, s, f, q, rankByWords(t, s, f, q, limit), res.Results)
+			}
+			got := searchCallsAt(t, f, q, 2, 100, "lb_search_run", "lb_search_tiers", "lb_search_postings")
+			require.Equal(t, int64(2), got["lb_search_run"], "the query, then the query of the terms held: %v", got)
+			require.Zero(t, got["lb_search_tiers"], "%v", got)
+			require.Zero(t, got["lb_search_postings"], "%v", got)
+		})
+	}
+	// Fewer Records hold the other terms than the answer needs: the query
+	// of the terms held is asked, then the partial matches' own path (here
+	// the GIN index's tiers: few Records hold some term).
+	const few = "qx gasket valve"
+	for _, limit := range []int{1, 5, 20} {
+		res, err := r.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: few, Limit: limit})
+		require.NoError(t, err)
+		require.False(t, res.Truncated)
+		require.Len(t, res.Results, limit)
+		requireSameRanking(t, s, f, few, rankByWords(t, s, f, few, limit), res.Results)
+	}
+	got := searchCallsAt(t, f, few, 2, 100, "lb_search_run")
+	require.Equal(t, int64(2), got["lb_search_run"], "%v", got)
+
+	// Without partial matches (search.partial.min_results 0) nothing
+	// matches, and the query of the terms held is not asked.
+	none := reads.New(s, reads.Config{SearchCandidates: 2, PartialMinResults: -1})
+	res, err := none.Search(f.ctx, f.domain, "main", reads.SearchQuery{Q: "qx gasket supply", Limit: 20})
+	require.NoError(t, err)
+	require.Empty(t, res.Results)
+	got = functionCalls(t, f, "all", []string{"lb_search_run"}, func(ctx context.Context, tx pgx.Tx) error {
+		return drain(tx.Query(ctx, `SELECT * FROM lb_search('main', 'qx gasket supply', '', 20, NULL, 2, 0, 100)`))
+	})
+	require.Equal(t, int64(1), got["lb_search_run"], "%v", got)
+}
+
+// TestSearchTierFromQueriesOfTwoTerms: three terms held all three by
+// fewer Records than the partial matches follow after, where the pairs of
+// the terms' words cannot rank the second tier (gaskte's two corrections,
+// gasket and gaskets, both common): the second tier comes from the full
+// matches of the three queries of two terms, not a walk of the tiers, and
+// is the exhaustive ranking at every limit, in this Domain only.
+func TestSearchTierFromQueriesOfTwoTerms(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	f := newFixture(t, s, "tier-two-term-queries")
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		name, note = gasketSupply(i)
+		if i%3 == 1 {
+			note = append(note, "gaskets")
+		}
+		// valve beside gasket twice and supply twice in two of the full
+		// matches (i = 0, 450): the best of gasket and supply's Records,
+		// which the second tier leaves out.
+		if i%225 == 0 || i%225 == 7 {
+			note = append(note, "valve")
+		}
+		return name, note
+	})...)
+	other := f.sharingPartition(t, s, "tier-two-term-queries-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply valve"}))
+	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"}))
+
+	const q = "gaskte supply valve"
+	var full int
+	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FROM mat_records WHERE domain_id = $1 AND branch_id = $2 AND NOT deleted
+		AND search @@ '(gasket | gaskets) & supply & valve'::tsquery`, f.domain, f.branch).Scan(&full))
+	require.Positive(t, full)
+	require.Less(t, full, 5, "fewer than the partial matches follow after")
+	r := reads.New(s, reads.Config{SearchCandidates: 2})
+	requireSearchExhaustive(t, s, f, r, q, map[string][]string{"gaskte": {"gasket", "gaskets"}}, true, 5, 8, 20, 60, 100)
+	got := searchCallsAt(t, f, q, 2, 100, "lb_search_run", "lb_search_tier_pairs", "lb_search_tiers", "lb_search_postings")
+	require.Equal(t, int64(4), got["lb_search_run"], "the query, then its three queries of two terms: %v", got)
+	require.Zero(t, got["lb_search_tier_pairs"], "%v", got)
+	require.Zero(t, got["lb_search_tiers"], "%v", got)
+	require.Zero(t, got["lb_search_postings"], "%v", got)
+
+	// With the branch's Record counters: fewer Records than 3,000 ×
+	// candidates, the tiers walk; the same answer.
+	f.keepCounters()
+	requireSearchExhaustive(t, s, f, r, q, nil, true, 5, 20, 60)
+	got = searchCallsAt(t, f, q, 2, 100, "lb_search_run", "lb_search_tiers")
+	require.Equal(t, int64(1), got["lb_search_run"], "%v", got)
+	require.Equal(t, int64(1), got["lb_search_tiers"], "%v", got)
 }

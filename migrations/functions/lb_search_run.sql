@@ -77,6 +77,7 @@ DECLARE
     kq text;
     kn bigint;
     kest double precision;
+    live int[];
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -104,6 +105,84 @@ BEGIN
         -- A word and its corrections: those some Record holds, with their
         -- Records (a word alone reads its postings, below, without them).
         SELECT p.words, p.counts INTO ow, oc FROM lb_search_present(c.d, c.b, pw) p;
+    END IF;
+    IF coalesce(plain, false) AND cardinality(terms) BETWEEN 2 AND 6 THEN
+        -- The Records holding each word (the lexicon's counts, read once:
+        -- the paths below take them too), each by the lexicon's primary
+        -- key: as a join, the plan a session keeps hashed the branch's
+        -- whole lexicon (lb_search_present).
+        pn := ARRAY(SELECT coalesce((SELECT l.records FROM mat_lexicon l
+                                     WHERE l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w), 0)::bigint
+                      FROM unnest(pw) WITH ORDINALITY u(w, o)
+                     ORDER BY u.o);
+        -- The terms some Record holds (a word of theirs in the lexicon).
+        live := ARRAY(SELECT t.t + 1 FROM generate_series(0, cardinality(terms) - 1) t(t)
+                       WHERE EXISTS (SELECT 1 FROM unnest(pm, pn) u(mask, n) WHERE u.mask & (1 << t.t) <> 0 AND u.n > 0)
+                       ORDER BY t.t);
+    END IF;
+    IF cardinality(live) BETWEEN 1 AND cardinality(terms) - 1 AND coalesce(p_partial_min, 0) > 0 THEN
+        nrec := lb_search_records(c.d, c.b);
+    END IF;
+    IF cardinality(live) BETWEEN 1 AND cardinality(terms) - 1 AND coalesce(p_partial_min, 0) > 0
+       AND (coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates) THEN
+        -- On a large branch (as below), a term no Record holds (Ro dMotor
+        -- Industries: ro): nothing matches every term, and the best
+        -- partial matches are the Records holding every other term,
+        -- ranked by ts_rank of the OR of the terms (the absent words add
+        -- nothing to it but its divisor, the same for every Record): the
+        -- full matches of the query of the terms held, by whichever path
+        -- answers it. When they fill the answer and are not truncated,
+        -- they are the answer; otherwise the paths below rank the partial
+        -- matches (the call's work lost). At 10M the tiers walk took Ro
+        -- dMotor Industries 231 ms and ran out of its budget (truncated).
+        SELECT string_agg('(' || x::text || ')', ' | ')::tsquery INTO or_q FROM unnest(terms) x;
+        fk := '{}';
+        FOR r IN
+            SELECT x.key, x.match, x.ranked, x.truncated
+              FROM lb_search_run(c.d, c.b, c.single, c.bs, c.cs, c.hs,
+                                 ARRAY(SELECT terms[i] FROM unnest(live) i), ARRAY(SELECT words[i] FROM unnest(live) i),
+                                 ARRAY(SELECT corrs[i] FROM unnest(live) i), NULL, p_kind, p_limit,
+                                 p_candidates, 0, p_partial_candidates) x
+        LOOP
+            IF r.match = 'full' THEN
+                fk := fk || r.key;
+            ELSIF r.match = 'corrections' THEN
+                tn := r.ranked;
+                pc := r.truncated;
+            END IF;
+        END LOOP;
+        IF cardinality(fk) >= p_limit AND NOT pc THEN
+            FOR r IN
+                SELECT x.k, m.kind, m.title,
+                       (ts_rank(m.search, or_q) * cardinality(live) / cardinality(terms))::real AS s
+                  FROM unnest(fk) x(k)
+                  JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                 ORDER BY 4 DESC, 1
+            LOOP
+                key := r.k;
+                kind := r.kind;
+                title := r.title;
+                score := r.s;
+                match := 'partial';
+                corrections := NULL;
+                ranked := tn;
+                truncated := false;
+                RETURN NEXT;
+            END LOOP;
+            key := NULL;
+            kind := NULL;
+            title := NULL;
+            score := NULL;
+            match := 'corrections';
+            corrections := coalesce(corr, '{}');
+            ranked := tn;
+            truncated := false;
+            RETURN NEXT;
+            RETURN;
+        END IF;
+        fk := NULL;
+        tn := NULL;
+        pc := NULL;
     END IF;
     IF terms IS NOT NULL THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
@@ -194,14 +273,14 @@ BEGIN
             -- against 34.8-36.1 with the pairs), at 10M the pairs (Setel
             -- Supply 480 -> 44 ms, Thni Bracket SA 127 -> 49).
             large := coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates;
-            -- The Records holding each word (the lexicon's counts, read
-            -- once: the paths below take them too), each by the lexicon's
-            -- primary key: as a join, the plan a session keeps hashed the
-            -- branch's whole lexicon (lb_search_present).
-            pn := ARRAY(SELECT coalesce((SELECT l.records FROM mat_lexicon l
-                                         WHERE l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w), 0)::bigint
-                          FROM unnest(pw) WITH ORDINALITY u(w, o)
-                         ORDER BY u.o);
+            -- The Records holding each word (above, unless the query is of
+            -- one term or of more than six).
+            IF pn IS NULL THEN
+                pn := ARRAY(SELECT coalesce((SELECT l.records FROM mat_lexicon l
+                                             WHERE l.domain_id = c.d AND l.branch_id = c.b AND l.word = u.w), 0)::bigint
+                              FROM unnest(pw) WITH ORDINALITY u(w, o)
+                             ORDER BY u.o);
+            END IF;
             -- The most common term (top_t, from 0) and how many Records
             -- the others would meet in were they independent.
             SELECT min(x.n), sum(x.n),
@@ -571,6 +650,66 @@ BEGIN
                         FOR r IN
                             SELECT x.k, m.kind, m.title, (ts_rank(m.search, or_q) * 2 / 3)::real AS s
                               FROM unnest(tk) x(k)
+                              JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                             ORDER BY 4 DESC, 1
+                             LIMIT p_limit - n
+                        LOOP
+                            key := r.k;
+                            kind := r.kind;
+                            title := r.title;
+                            score := r.s;
+                            match := 'partial';
+                            corrections := NULL;
+                            ranked := tn;
+                            truncated := false;
+                            n := n + 1;
+                            RETURN NEXT;
+                        END LOOP;
+                    END IF;
+                END IF;
+                IF n < p_limit AND n < coalesce(p_partial_min, 0) AND large AND cardinality(terms) = 3
+                   AND p_limit - n + cardinality(fk) <= 1000 THEN
+                    -- On a large branch, three terms whose second tier the
+                    -- pairs above did not rank: a Record matching two terms
+                    -- is a full match of the query of those two, and of
+                    -- those a Record matching the third too is one of the
+                    -- full matches (fk, every one read). So the tier's best
+                    -- p_limit - n are within the best p_limit - n +
+                    -- cardinality(fk) full matches of the three queries of
+                    -- two terms, each by whichever path answers it, ranked
+                    -- here by ts_rank of the OR of the three (the third
+                    -- term's words add nothing to it but its divisor, the
+                    -- same for every Record). When they fill the answer and
+                    -- none is truncated they are the answer; otherwise the
+                    -- tiers below (the calls' work lost). At 10M the tiers walk took Hosuing Epoxy
+                    -- Co (two common corrections, housing and hose) 172 ms
+                    -- and ran out of its budget (truncated).
+                    ck := '{}';
+                    tn := 0;
+                    pc := false;
+                    FOR i IN 1..3 LOOP
+                        FOR r IN
+                            SELECT x.key, x.match, x.ranked, x.truncated
+                              FROM lb_search_run(c.d, c.b, c.single, c.bs, c.cs, c.hs,
+                                                 ARRAY(SELECT terms[j] FROM generate_series(1, 3) j WHERE j <> i ORDER BY j),
+                                                 ARRAY(SELECT words[j] FROM generate_series(1, 3) j WHERE j <> i ORDER BY j),
+                                                 ARRAY(SELECT corrs[j] FROM generate_series(1, 3) j WHERE j <> i ORDER BY j),
+                                                 NULL, p_kind, p_limit - n + cardinality(fk), p_candidates, 0, p_partial_candidates) x
+                        LOOP
+                            IF r.match = 'full' THEN
+                                ck := ck || r.key;
+                            ELSIF r.match = 'corrections' THEN
+                                tn := tn + r.ranked;
+                                pc := pc OR r.truncated;
+                            END IF;
+                        END LOOP;
+                    END LOOP;
+                    ck := ARRAY(SELECT DISTINCT x.k FROM unnest(ck) x(k) WHERE x.k <> ALL (fk));
+                    IF cardinality(ck) >= p_limit - n AND NOT pc THEN
+                        total := total + tn;
+                        FOR r IN
+                            SELECT x.k, m.kind, m.title, (ts_rank(m.search, or_q) * 2 / 3)::real AS s
+                              FROM unnest(ck) x(k)
                               JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
                              ORDER BY 4 DESC, 1
                              LIMIT p_limit - n

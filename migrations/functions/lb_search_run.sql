@@ -78,6 +78,7 @@ DECLARE
     kn bigint;
     kest double precision;
     live int[];
+    answered boolean := false;
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -152,39 +153,20 @@ BEGIN
             END IF;
         END LOOP;
         IF cardinality(fk) >= p_limit AND NOT pc THEN
-            FOR r IN
-                SELECT x.k, m.kind, m.title,
-                       (ts_rank(m.search, or_q) * cardinality(live) / cardinality(terms))::real AS s
+            RETURN QUERY
+                SELECT x.k, m.kind::text, m.title, (ts_rank(m.search, or_q) * cardinality(live) / cardinality(terms))::real,
+                       'partial'::text, NULL::jsonb, tn, false
                   FROM unnest(fk) x(k)
                   JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
-                 ORDER BY 4 DESC, 1
-            LOOP
-                key := r.k;
-                kind := r.kind;
-                title := r.title;
-                score := r.s;
-                match := 'partial';
-                corrections := NULL;
-                ranked := tn;
-                truncated := false;
-                RETURN NEXT;
-            END LOOP;
-            key := NULL;
-            kind := NULL;
-            title := NULL;
-            score := NULL;
-            match := 'corrections';
-            corrections := coalesce(corr, '{}');
-            ranked := tn;
-            truncated := false;
-            RETURN NEXT;
-            RETURN;
+                 ORDER BY 4 DESC, 1;
+            total := tn;
+            answered := true;
         END IF;
         fk := NULL;
         tn := NULL;
         pc := NULL;
     END IF;
-    IF terms IS NOT NULL THEN
+    IF terms IS NOT NULL AND NOT answered THEN
         SELECT string_agg('(' || x::text || ')', ' & ')::tsquery INTO full_q FROM unnest(terms) x;
         IF c.single AND coalesce(p_kind, '') = '' AND cardinality(terms) = 1
            AND terms[1]::text = lb_lexeme(words[1]) THEN
@@ -645,45 +627,26 @@ BEGIN
                         tk := ARRAY(SELECT DISTINCT x.k FROM unnest(tk || ck) x(k) WHERE x.k <> ALL (coalesce(fk, '{}')));
                         tn := tn + cardinality(ck);
                     END IF;
-                    IF tk IS NOT NULL THEN
-                        total := total + tn;
-                        FOR r IN
-                            SELECT x.k, m.kind, m.title, (ts_rank(m.search, or_q) * 2 / 3)::real AS s
-                              FROM unnest(tk) x(k)
-                              JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
-                             ORDER BY 4 DESC, 1
-                             LIMIT p_limit - n
-                        LOOP
-                            key := r.k;
-                            kind := r.kind;
-                            title := r.title;
-                            score := r.s;
-                            match := 'partial';
-                            corrections := NULL;
-                            ranked := tn;
-                            truncated := false;
-                            n := n + 1;
-                            RETURN NEXT;
-                        END LOOP;
-                    END IF;
                 END IF;
-                IF n < p_limit AND n < coalesce(p_partial_min, 0) AND large AND cardinality(terms) = 3
+                IF tk IS NULL AND n < p_limit AND n < coalesce(p_partial_min, 0) AND large AND cardinality(terms) = 3
                    AND p_limit - n + cardinality(fk) <= 1000 THEN
                     -- On a large branch, three terms whose second tier the
-                    -- pairs above did not rank: a Record matching two terms
-                    -- is a full match of the query of those two, and of
-                    -- those a Record matching the third too is one of the
-                    -- full matches (fk, every one read). So the tier's best
-                    -- p_limit - n are within the best p_limit - n +
-                    -- cardinality(fk) full matches of the three queries of
-                    -- two terms, each by whichever path answers it, ranked
-                    -- here by ts_rank of the OR of the three (the third
-                    -- term's words add nothing to it but its divisor, the
-                    -- same for every Record). When they fill the answer and
-                    -- none is truncated they are the answer; otherwise the
-                    -- tiers below (the calls' work lost). At 10M the tiers walk took Hosuing Epoxy
-                    -- Co (two common corrections, housing and hose) 172 ms
-                    -- and ran out of its budget (truncated).
+                    -- pairs of their words did not rank: a Record matching
+                    -- two terms is a full match of the query of those two,
+                    -- and of those a Record matching the third too is one
+                    -- of the full matches (fk, every one read). So the
+                    -- tier's best p_limit - n are within the best p_limit -
+                    -- n + cardinality(fk) full matches of the three queries
+                    -- of two terms (as lb_search_tier_pairs reasons for
+                    -- pairs of words), each by whichever path answers it,
+                    -- ranked below by ts_rank of the OR of the three (the
+                    -- third term's words add nothing to it but its divisor,
+                    -- the same for every Record). When they fill the answer
+                    -- and none is truncated they are the answer; otherwise
+                    -- the tiers walk below (the calls' work lost). At 10M
+                    -- the tiers walk took Hosuing Epoxy Co (two common
+                    -- corrections, housing and hose) 127 ms and ran out of
+                    -- its budget (truncated).
                     ck := '{}';
                     tn := 0;
                     pc := false;
@@ -706,26 +669,29 @@ BEGIN
                     END LOOP;
                     ck := ARRAY(SELECT DISTINCT x.k FROM unnest(ck) x(k) WHERE x.k <> ALL (fk));
                     IF cardinality(ck) >= p_limit - n AND NOT pc THEN
-                        total := total + tn;
-                        FOR r IN
-                            SELECT x.k, m.kind, m.title, (ts_rank(m.search, or_q) * 2 / 3)::real AS s
-                              FROM unnest(ck) x(k)
-                              JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
-                             ORDER BY 4 DESC, 1
-                             LIMIT p_limit - n
-                        LOOP
-                            key := r.k;
-                            kind := r.kind;
-                            title := r.title;
-                            score := r.s;
-                            match := 'partial';
-                            corrections := NULL;
-                            ranked := tn;
-                            truncated := false;
-                            n := n + 1;
-                            RETURN NEXT;
-                        END LOOP;
+                        tk := ck;
                     END IF;
+                END IF;
+                IF tk IS NOT NULL THEN
+                    total := total + tn;
+                    FOR r IN
+                        SELECT x.k, m.kind, m.title, (ts_rank(m.search, or_q) * 2 / 3)::real AS s
+                          FROM unnest(tk) x(k)
+                          JOIN mat_records m ON m.domain_id = c.d AND m.branch_id = c.b AND m.key = x.k
+                         ORDER BY 4 DESC, 1
+                         LIMIT p_limit - n
+                    LOOP
+                        key := r.k;
+                        kind := r.kind;
+                        title := r.title;
+                        score := r.s;
+                        match := 'partial';
+                        corrections := NULL;
+                        ranked := tn;
+                        truncated := false;
+                        n := n + 1;
+                        RETURN NEXT;
+                    END LOOP;
                 END IF;
                 IF n < p_limit AND n < coalesce(p_partial_min, 0) THEN
                     fresh := false;

@@ -79,6 +79,7 @@ DECLARE
     kest double precision;
     live int[];
     answered boolean := false;
+    cs real[];
 BEGIN
     SELECT p_d AS d, p_b AS b, p_single AS single, p_bs AS bs, p_cs AS cs, p_hs AS hs INTO c;
     IF p_limit IS NULL OR p_limit < 1 OR p_limit > 1000 OR p_candidates IS NULL OR p_candidates < 1
@@ -622,10 +623,19 @@ BEGIN
                 IF tw IS NOT NULL THEN
                     SELECT z.keys, z.scores, z.ranked INTO tk, ts, tn FROM lb_search_tier_pairs(c.d, c.b, tw, fk, p_limit - n) z;
                     IF tk IS NOT NULL AND others_tier THEN
-                        SELECT f.keys INTO ck
+                        -- The Records holding a rarer correction, with the
+                        -- ts_rank the GIN index's read computed from their
+                        -- rows: only their best p_limit - n (in the order
+                        -- below) can be answered, and only those are read
+                        -- again below (at 10M Beat Valve Inc: beam or beacon
+                        -- beside valve or inc, thousands of Records, ranked
+                        -- twice).
+                        SELECT f.keys, f.scores INTO ck, cs
                           FROM lb_search_full_keys(c.d, c.b, rare_q::tsquery && lb_search_others_rest(terms, pw, pm, cw, 2), or_q, rare_n::int + 1) f;
-                        tk := ARRAY(SELECT DISTINCT x.k FROM unnest(tk || ck) x(k) WHERE x.k <> ALL (coalesce(fk, '{}')));
                         tn := tn + cardinality(ck);
+                        ck := ARRAY(SELECT u.k FROM unnest(ck, cs) u(k, s) WHERE u.k <> ALL (coalesce(fk, '{}'))
+                                     ORDER BY (u.s * 2 / 3)::real DESC, u.k LIMIT p_limit - n);
+                        tk := ARRAY(SELECT DISTINCT x.k FROM unnest(tk || ck) x(k) WHERE x.k <> ALL (coalesce(fk, '{}')));
                     END IF;
                 END IF;
                 IF tk IS NULL AND n < p_limit AND n < coalesce(p_partial_min, 0) AND large AND cardinality(terms) = 3

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lorebase/lorebase/reads"
+	"github.com/lorebase/lorebase/store"
 )
 
 // TestSearchSwaps: the words one swap of two adjacent letters away, which
@@ -155,6 +156,22 @@ func gasketSupply(i int) (name, note []string) {
 		name = append(name, "supply")
 	}
 	return name, note
+}
+
+// gasketWorld: a Domain of 900 Parts of gasketSupply's words, the words
+// extra gives the i-th added to its note, on main; and another Domain in
+// its partition holding Parts P-001 and P-002 with the values given,
+// whose Records would rank first were their scores this Domain's.
+func gasketWorld(t *testing.T, s *store.Store, name string, extra func(i int) []string, p1, p2 map[string]any) *fixture {
+	t.Helper()
+	f := newFixture(t, s, name)
+	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
+		name, note = gasketSupply(i)
+		return name, append(note, extra(i)...)
+	})...)
+	other := f.sharingPartition(t, s, name+"-other", put("Part", "P-001", p1))
+	other.commit("zed", "", put("Part", "P-002", p2))
+	return f
 }
 
 // TestSearchMisspelledBesideCommonWord: a misspelled common word beside a
@@ -428,9 +445,7 @@ func ptr[T any](v T) *T { return &v }
 func TestSearchMisspelledCorrectionIsNextWord(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	f := newFixture(t, s, "correction-next-word")
-	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
-		name, note = gasketSupply(i)
+	f := gasketWorld(t, s, "correction-next-word", func(i int) (note []string) {
 		// gaskets beside gasket twice and supply twice (i%90 == 0): the
 		// best full matches, above what the pair of gasket and supply
 		// scores.
@@ -440,10 +455,9 @@ func TestSearchMisspelledCorrectionIsNextWord(t *testing.T) {
 		if i%225 == 2 {
 			note = append(note, "valve")
 		}
-		return name, note
-	})...)
-	other := f.sharingPartition(t, s, "correction-next-word-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply gasket"}))
-	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"}))
+		return note
+	}, map[string]any{"name": "gasket gaskets supply supply gasket"},
+		map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"})
 
 	var withOthers, valve int
 	require.NoError(t, s.Pool.QueryRow(f.ctx, `SELECT count(*) FILTER (WHERE search @@ 'gaskets & gasket & supply'::tsquery),
@@ -502,21 +516,18 @@ func TestSearchMisspelledCorrectionIsNextWord(t *testing.T) {
 func TestSearchTermNoRecordHolds(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	f := newFixture(t, s, "term-no-record-holds")
-	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
-		name, note = gasketSupply(i)
+	// The other Domain holds the absent word beside the others: its
+	// Records would match every term, and its lexicon counts it.
+	f := gasketWorld(t, s, "term-no-record-holds", func(i int) (note []string) {
 		if i%45 == 4 || i%45 == 9 {
 			note = append(note, "gaskets")
 		}
 		if i%225 == 2 {
 			note = append(note, "valve")
 		}
-		return name, note
-	})...)
-	// The other Domain holds the absent word beside the others: its
-	// Records would match every term, and its lexicon counts it.
-	other := f.sharingPartition(t, s, "term-no-record-holds-other", put("Part", "P-001", map[string]any{"name": "qx gasket supply supply gasket"}))
-	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "qx gasket valve", "note": "gasket supply qx valve"}))
+		return note
+	}, map[string]any{"name": "qx gasket supply supply gasket"},
+		map[string]any{"name": "qx gasket valve", "note": "gasket supply qx valve"})
 
 	r := reads.New(s, reads.Config{SearchCandidates: 2})
 	for _, q := range []string{"qx gasket supply", "gasket qx supply", "gaskte supply qx"} {
@@ -572,9 +583,7 @@ func TestSearchTermNoRecordHolds(t *testing.T) {
 func TestSearchTierFromQueriesOfTwoTerms(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
-	f := newFixture(t, s, "tier-two-term-queries")
-	f.commit("alice", "", wordParts(900, "", func(i int) (name, note []string) {
-		name, note = gasketSupply(i)
+	f := gasketWorld(t, s, "tier-two-term-queries", func(i int) (note []string) {
 		if i%3 == 1 {
 			note = append(note, "gaskets")
 		}
@@ -584,10 +593,9 @@ func TestSearchTierFromQueriesOfTwoTerms(t *testing.T) {
 		if i%225 == 0 || i%225 == 7 {
 			note = append(note, "valve")
 		}
-		return name, note
-	})...)
-	other := f.sharingPartition(t, s, "tier-two-term-queries-other", put("Part", "P-001", map[string]any{"name": "gasket gaskets supply supply valve"}))
-	other.commit("zed", "", put("Part", "P-002", map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"}))
+		return note
+	}, map[string]any{"name": "gasket gaskets supply supply valve"},
+		map[string]any{"name": "gaskets gasket supply", "note": "gasket supply gaskets valve"})
 
 	const q = "gaskte supply valve"
 	var full int

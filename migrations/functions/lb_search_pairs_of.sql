@@ -109,9 +109,10 @@ BEGIN
         cut := cut OR cardinality(got) = p_limit - ahead;
         fk := fk || got;
         fs := fs || array_fill(r.s, ARRAY[cardinality(got)]);
-        p_x1.sizes := n1;
-        p_x2.sizes := n2;
     END LOOP;
+    -- The sizes counted, handed back.
+    p_x1.sizes := n1;
+    p_x2.sizes := n2;
     complete := NOT cut AND cardinality(fk) <= p_limit;
     SELECT t.keys, t.scores INTO keys, scores FROM lb_search_keep_tied(fk, fs, p_limit) t;
 END

@@ -77,6 +77,8 @@ DECLARE
     kq text;
     kn bigint;
     kest double precision;
+    kc bigint[];
+    ki int;
     live int[];
     answered boolean := false;
     cs real[];
@@ -123,10 +125,12 @@ BEGIN
                        ORDER BY t.t);
     END IF;
     IF cardinality(live) BETWEEN 1 AND cardinality(terms) - 1 AND coalesce(p_partial_min, 0) > 0 THEN
+        -- The branch's Records and whether it is large (as below, which
+        -- keeps them).
         nrec := lb_search_records(c.d, c.b);
+        large := coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates;
     END IF;
-    IF cardinality(live) BETWEEN 1 AND cardinality(terms) - 1 AND coalesce(p_partial_min, 0) > 0
-       AND (coalesce(nrec, 0) = 0 OR nrec >= 3000::bigint * p_candidates) THEN
+    IF cardinality(live) BETWEEN 1 AND cardinality(terms) - 1 AND coalesce(p_partial_min, 0) > 0 AND large THEN
         -- On a large branch (as below), a term no Record holds (Ro dMotor
         -- Industries: ro): nothing matches every term, and the best
         -- partial matches are the Records holding every other term,
@@ -244,8 +248,11 @@ BEGIN
             -- The Records holding each term (the lexicon's counts): the
             -- rarest term's, every term's, and how many hold every term
             -- were the terms independent (over the branch's Records; 0
-            -- when the branch keeps no counters: the GIN index is asked).
-            nrec := lb_search_records(c.d, c.b);
+            -- when the branch keeps no counters: the GIN index is asked;
+            -- read above when a term no Record holds).
+            IF large IS NULL THEN
+                nrec := lb_search_records(c.d, c.b);
+            END IF;
             -- A branch of 3,000 × p_candidates Records or more (or one
             -- keeping no counters): a walk of common words' postings reads
             -- more of them as the branch grows, the pairs of their score
@@ -286,8 +293,8 @@ BEGIN
                 SELECT h.words, h.others, h.others_n INTO kw, kq, kn
                   FROM lb_search_kept_terms(pw, pm, pn, cardinality(terms)) h;
                 IF kw IS NOT NULL THEN
-                    kest := CASE WHEN nrec > 0 THEN (pn[array_position(pw, kw[1])]::double precision / nrec)
-                                                    * pn[array_position(pw, kw[2])] END;
+                    kc := ARRAY[pn[array_position(pw, kw[1])], pn[array_position(pw, kw[2])]];
+                    kest := CASE WHEN nrec > 0 THEN kc[1]::double precision / nrec * kc[2] END;
                 END IF;
             END IF;
             IF cardinality(terms) = 2 AND cardinality(pw) = 2 AND pm[1] + pm[2] = 3
@@ -463,12 +470,12 @@ BEGIN
                 -- score in 15,530 Records, held it open until read whole.
                 SELECT p.keys, p.complete INTO ck, pc FROM lb_search_pairs(c.d, c.b, kw[1], kw[2], p_limit) p;
                 IF ck IS NOT NULL AND kn > 0 THEN
-                    SELECT CASE WHEN pn[array_position(pw, kw[1])] <= pn[array_position(pw, kw[2])]
-                                THEN ARRAY[kw[1], kw[2]] ELSE ARRAY[kw[2], kw[1]] END INTO cw;
-                    idx_q := '(' || kq || ') & ' || lb_lexeme(cw[1]);
-                    idx_cap := greatest(pn[array_position(pw, cw[2])] / 256, 1)::int;
+                    -- The rarer word first (ki), the more common checked.
+                    ki := CASE WHEN kc[1] <= kc[2] THEN 1 ELSE 2 END;
+                    idx_q := '(' || kq || ') & ' || lb_lexeme(kw[ki]);
+                    idx_cap := greatest(kc[3 - ki] / 256, 1)::int;
                     SELECT f.keys INTO tk
-                      FROM lb_search_full_keys(c.d, c.b, (idx_q || ' & ' || lb_lexeme(cw[2]))::tsquery, or_q, kn::int + 1,
+                      FROM lb_search_full_keys(c.d, c.b, (idx_q || ' & ' || lb_lexeme(kw[3 - ki]))::tsquery, or_q, kn::int + 1,
                                                idx_q::tsquery, idx_cap) f;
                     ck := CASE WHEN cardinality(tk) <= kn THEN ck || tk END;
                     tk := NULL;
